@@ -1,0 +1,263 @@
+/*
+ * The exported face of libeatmydata.so.
+ *
+ * Every libc name the library interposes is defined here, in C, for two
+ * reasons Rust cannot serve on stable: the C-variadic prototypes (open, fcntl,
+ * syscall), and cancellation. A pthread_cancel() acts by unwinding the
+ * cancelled thread's stack, and that unwind must never cross a Rust frame, so
+ * every call that can be a cancellation point -- the real libc function, or
+ * pthread_testcancel() standing in for a call we skip -- is made from C.
+ *
+ * Rust decides (is the library eating? which flags remain?) and C calls.
+ * The prototypes from the system headers are in scope, so the compiler checks
+ * each hook against the libc it replaces.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/*
+ * Bind to the oldest symbol versions, so the library loads into programs on
+ * any glibc from 2.17 on. The default versions on a new glibc (dlsym@2.34,
+ * pthread_testcancel@2.34) would keep it out of older systems; before 2.34
+ * both lived in libdl and libpthread, which build.rs adds as dependencies.
+ */
+#if defined(__x86_64__)
+#define EMD_OLD_GLIBC "GLIBC_2.2.5"
+#elif defined(__aarch64__)
+#define EMD_OLD_GLIBC "GLIBC_2.17"
+#endif
+#ifdef EMD_OLD_GLIBC
+__asm__(".symver dlsym, dlsym@" EMD_OLD_GLIBC);
+__asm__(".symver pthread_testcancel, pthread_testcancel@" EMD_OLD_GLIBC);
+#endif
+
+/* Fortified entry points: declared by <fcntl.h> only under _FORTIFY_SOURCE. */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+
+/* The Rust side: src/preload/. */
+void *eatmydata_next(void **cache, const char *name);
+int eatmydata_missing(void);
+int eatmydata_eating(void);
+int eatmydata_open_flags(int flags);
+int eatmydata_setfl_flags(int flags);
+int eatmydata_rwf_flags(int flags);
+int eatmydata_msync_flags(int flags);
+int eatmydata_fsync_status(int fd);
+int eatmydata_syncfs_status(int fd);
+int eatmydata_sync_file_range_status(int fd, off64_t offset, off64_t nbytes,
+				     unsigned int flags);
+long eatmydata_syscall(long number, const long args[6]);
+void eatmydata_warm_up(void);
+
+/* The hooks are the only names this object exports (-fvisibility=hidden). */
+#define HOOK __attribute__((visibility("default")))
+
+/* Called by Rust's lookup: dlsym must be called from this object for
+ * RTLD_NEXT to mean "after libeatmydata.so". */
+void *eatmydata_dlsym_next(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+/* Every libc function a hook may pass its call on to, one cache each. */
+#define EMD_NEXT_NAMES(X)                                                     \
+	X(fsync) X(fdatasync) X(sync) X(syncfs) X(sync_file_range) X(msync)   \
+	X(open) X(open64) X(openat) X(openat64) X(__open_2) X(__open64_2)     \
+	X(__openat_2) X(__openat64_2) X(pwritev2) X(pwritev64v2) X(fcntl)     \
+	X(fcntl64)
+
+#define EMD_CACHE(name) static void *next_##name;
+EMD_NEXT_NAMES(EMD_CACHE)
+
+/* The next definition of `name`, typed by its prototype in the headers. */
+#define NEXT(name) ((__typeof__(&name))eatmydata_next(&next_##name, #name))
+
+/* Call the next definition of `name`, or fail with ENOSYS if it has none. */
+#define PASS(name, ...)                                                       \
+	do {                                                                  \
+		__typeof__(&name) next_fn = NEXT(name);                      \
+		return next_fn ? next_fn(__VA_ARGS__) : eatmydata_missing();  \
+	} while (0)
+
+/* Whether open(2) reads a mode: the rule of glibc's __OPEN_NEEDS_MODE. */
+#define NEEDS_MODE(flags)                                                     \
+	(((flags) & O_CREAT) != 0 || ((flags) & O_TMPFILE) == O_TMPFILE)
+
+#define READ_MODE(flags, last, mode)                                          \
+	do {                                                                  \
+		if (NEEDS_MODE(flags)) {                                      \
+			va_list ap;                                           \
+			va_start(ap, last);                                   \
+			mode = (mode_t)va_arg(ap, int);                       \
+			va_end(ap);                                           \
+		}                                                             \
+	} while (0)
+
+__attribute__((constructor)) static void warm_up(void)
+{
+#define EMD_WARM(name) (void)NEXT(name);
+	EMD_NEXT_NAMES(EMD_WARM)
+	eatmydata_warm_up();
+}
+
+/* fsync(2), fdatasync(2): no flush; a bad descriptor still fails. */
+HOOK int fsync(int fd)
+{
+	pthread_testcancel();
+	if (eatmydata_eating())
+		return eatmydata_fsync_status(fd);
+	PASS(fsync, fd);
+}
+
+HOOK int fdatasync(int fd)
+{
+	pthread_testcancel();
+	if (eatmydata_eating())
+		return eatmydata_fsync_status(fd);
+	PASS(fdatasync, fd);
+}
+
+/* sync(2): nothing to do. */
+HOOK void sync(void)
+{
+	if (eatmydata_eating())
+		return;
+	__typeof__(&sync) next_fn = NEXT(sync);
+	if (next_fn)
+		next_fn();
+}
+
+/* syncfs(2): no flush; a bad descriptor still fails. Not a cancellation point. */
+HOOK int syncfs(int fd)
+{
+	if (eatmydata_eating())
+		return eatmydata_syncfs_status(fd);
+	PASS(syncfs, fd);
+}
+
+/* sync_file_range(2): no writeback; the kernel's argument checks are kept. */
+HOOK int sync_file_range(int fd, off64_t offset, off64_t nbytes, unsigned int flags)
+{
+	pthread_testcancel();
+	if (eatmydata_eating())
+		return eatmydata_sync_file_range_status(fd, offset, nbytes, flags);
+	PASS(sync_file_range, fd, offset, nbytes, flags);
+}
+
+/* msync(2): MS_SYNC becomes MS_ASYNC, which keeps the kernel's checks. */
+HOOK int msync(void *addr, size_t length, int flags)
+{
+	PASS(msync, addr, length, eatmydata_msync_flags(flags));
+}
+
+/* open(2) and friends: O_SYNC and O_DSYNC (and by default O_DIRECT) are
+ * dropped; the path, the other flags and the mode pass through. */
+HOOK int open(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	READ_MODE(flags, flags, mode);
+	PASS(open, path, eatmydata_open_flags(flags), mode);
+}
+
+HOOK int open64(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	READ_MODE(flags, flags, mode);
+	PASS(open64, path, eatmydata_open_flags(flags), mode);
+}
+
+HOOK int openat(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	READ_MODE(flags, flags, mode);
+	PASS(openat, dirfd, path, eatmydata_open_flags(flags), mode);
+}
+
+HOOK int openat64(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	READ_MODE(flags, flags, mode);
+	PASS(openat64, dirfd, path, eatmydata_open_flags(flags), mode);
+}
+
+/* The _FORTIFY_SOURCE entry points take no mode: glibc's own __open_2
+ * aborts when the flags need one, and it still does, since it is called. */
+HOOK int __open_2(const char *path, int flags)
+{
+	PASS(__open_2, path, eatmydata_open_flags(flags));
+}
+
+HOOK int __open64_2(const char *path, int flags)
+{
+	PASS(__open64_2, path, eatmydata_open_flags(flags));
+}
+
+HOOK int __openat_2(int dirfd, const char *path, int flags)
+{
+	PASS(__openat_2, dirfd, path, eatmydata_open_flags(flags));
+}
+
+HOOK int __openat64_2(int dirfd, const char *path, int flags)
+{
+	PASS(__openat64_2, dirfd, path, eatmydata_open_flags(flags));
+}
+
+/* pwritev2(2): RWF_SYNC and RWF_DSYNC are dropped; the write is done. */
+HOOK ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t offset,
+		 int flags)
+{
+	PASS(pwritev2, fd, iov, iovcnt, offset, eatmydata_rwf_flags(flags));
+}
+
+HOOK ssize_t pwritev64v2(int fd, const struct iovec *iov, int iovcnt,
+		    off64_t offset, int flags)
+{
+	PASS(pwritev64v2, fd, iov, iovcnt, offset, eatmydata_rwf_flags(flags));
+}
+
+/* fcntl(2): F_SETFL drops O_DIRECT unless it is kept; every other command
+ * passes its argument, int or pointer, through as glibc reads it. */
+HOOK int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	if (cmd == F_SETFL)
+		arg = (void *)(long)eatmydata_setfl_flags((int)(long)arg);
+	PASS(fcntl, fd, cmd, arg);
+}
+
+HOOK int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	if (cmd == F_SETFL)
+		arg = (void *)(long)eatmydata_setfl_flags((int)(long)arg);
+	PASS(fcntl64, fd, cmd, arg);
+}
+
+/* syscall(2): the sync numbers are answered as their hooks answer; every
+ * other number passes through with all six arguments, as glibc reads them. */
+HOOK long syscall(long number, ...)
+{
+	long args[6];
+	va_list ap;
+	va_start(ap, number);
+	for (int i = 0; i < 6; i++)
+		args[i] = va_arg(ap, long);
+	va_end(ap);
+	return eatmydata_syscall(number, args);
+}

@@ -1,0 +1,50 @@
+//! `msync(2)`: `MS_SYNC` waits for the disk, `MS_ASYNC` does not (on Linux it
+//! only checks its arguments). Turning one into the other keeps every error
+//! the kernel gives -- ENOMEM for an unmapped range, EINVAL for a bad
+//! address or both flags at once -- without the flush.
+
+use core::ffi::c_int;
+
+use crate::policy;
+
+/// `flags` with `MS_SYNC` turned into `MS_ASYNC`; a request with both, which
+/// the kernel refuses, is left for the kernel to refuse.
+pub const fn without_sync(flags: c_int) -> c_int {
+    if flags & libc::MS_SYNC != 0 && flags & libc::MS_ASYNC == 0 {
+        (flags & !libc::MS_SYNC) | libc::MS_ASYNC
+    } else {
+        flags
+    }
+}
+
+/// `eatmydata_msync_flags`: the flags for the real msync, under the policy.
+#[unsafe(no_mangle)]
+pub extern "C" fn eatmydata_msync_flags(flags: c_int) -> c_int {
+    if policy::eating() {
+        without_sync(flags)
+    } else {
+        flags
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use libc::{MS_ASYNC, MS_INVALIDATE, MS_SYNC};
+
+    #[test]
+    fn sync_becomes_async() {
+        assert_eq!(without_sync(MS_SYNC), MS_ASYNC);
+        assert_eq!(
+            without_sync(MS_SYNC | MS_INVALIDATE),
+            MS_ASYNC | MS_INVALIDATE
+        );
+    }
+
+    #[test]
+    fn the_rest_is_left_alone() {
+        assert_eq!(without_sync(MS_ASYNC), MS_ASYNC);
+        assert_eq!(without_sync(0), 0);
+        assert_eq!(without_sync(MS_SYNC | MS_ASYNC), MS_SYNC | MS_ASYNC);
+    }
+}

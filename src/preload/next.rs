@@ -1,0 +1,64 @@
+//! The next definition of each hooked function, the one libc (or a library
+//! preloaded after us) provides, found with `dlsym(RTLD_NEXT)` on first use.
+//!
+//! A hook can run before any constructor -- another preloaded library's
+//! constructor may call `open` -- and from many threads at once, so the lazy
+//! path is the real one: each cache is an atomic pointer, written with
+//! whatever dlsym answered. Two threads racing store the same value, so there
+//! is no lock and nothing to allocate, as in rustix's `weak.rs`.
+
+use core::ffi::{c_char, c_void};
+use core::ptr;
+use core::sync::atomic::{AtomicPtr, Ordering};
+
+unsafe extern "C" {
+    /// `dlsym(RTLD_NEXT, name)`, called from the shim so that "next" means
+    /// after libeatmydata.so, and bound to the oldest dlsym version there.
+    fn eatmydata_dlsym_next(name: *const c_char) -> *mut c_void;
+}
+
+/// Returns the next definition of `name`, caching it in `*cache`; null when
+/// there is none, so the caller fails the call instead of crashing.
+///
+/// # Safety
+/// `cache` must point to a pointer-sized static that only this function
+/// accesses, and `name` to a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn eatmydata_next(
+    cache: *mut *mut c_void,
+    name: *const c_char,
+) -> *mut c_void {
+    // SAFETY: the caller gives an aligned static used only atomically here.
+    let cache = unsafe { AtomicPtr::from_ptr(cache) };
+    let found = cache.load(Ordering::Acquire);
+    if !found.is_null() {
+        return found;
+    }
+    // SAFETY: `name` is NUL-terminated, as the caller promised.
+    let found = unsafe { eatmydata_dlsym_next(name) };
+    if !found.is_null() {
+        cache.store(found, Ordering::Release);
+    }
+    found
+}
+
+/// A cache for a next definition that Rust itself calls.
+pub struct Next {
+    name: &'static core::ffi::CStr,
+    cache: AtomicPtr<c_void>,
+}
+
+impl Next {
+    pub const fn new(name: &'static core::ffi::CStr) -> Self {
+        Self {
+            name,
+            cache: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// The next definition, or null when libc has none.
+    pub fn get(&self) -> *mut c_void {
+        // SAFETY: the cache is ours alone, and the name is a C string.
+        unsafe { eatmydata_next(self.cache.as_ptr(), self.name.as_ptr()) }
+    }
+}

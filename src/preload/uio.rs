@@ -1,0 +1,37 @@
+//! `pwritev2(2)`: `RWF_SYNC` and `RWF_DSYNC` make one write wait for the
+//! disk. They are dropped; the write itself, and every other flag, stay.
+
+use core::ffi::c_int;
+
+use crate::policy;
+
+/// `flags` without the per-write sync bits.
+pub const fn without_sync(flags: c_int) -> c_int {
+    flags & !(libc::RWF_SYNC | libc::RWF_DSYNC)
+}
+
+/// `eatmydata_rwf_flags`: the flags for the real pwritev2, under the policy.
+#[unsafe(no_mangle)]
+pub extern "C" fn eatmydata_rwf_flags(flags: c_int) -> c_int {
+    if policy::eating() {
+        without_sync(flags)
+    } else {
+        flags
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use libc::{RWF_APPEND, RWF_DSYNC, RWF_HIPRI, RWF_NOWAIT, RWF_SYNC};
+
+    #[test]
+    fn only_sync_bits_go() {
+        assert_eq!(without_sync(RWF_SYNC | RWF_DSYNC), 0);
+        assert_eq!(without_sync(RWF_DSYNC | RWF_HIPRI), RWF_HIPRI);
+        assert_eq!(
+            without_sync(RWF_NOWAIT | RWF_APPEND),
+            RWF_NOWAIT | RWF_APPEND
+        );
+    }
+}

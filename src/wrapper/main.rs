@@ -1,1 +1,79 @@
-fn main() {}
+//! `eatmydata`: runs a command with libeatmydata.so preloaded.
+//!
+//! `eatmydata [OPTIONS] [--] COMMAND [ARGS]...` in the habits of `env(1)`:
+//! the command is found in `PATH` and executed in place of this process,
+//! with its arguments byte for byte, so its exit status and its death by a
+//! signal are its own. Run through a link named after a command
+//! (`/usr/local/bin/dpkg -> eatmydata`), it runs that command from later in
+//! `PATH` instead.
+//!
+//! `no_main`: the Rust runtime would set SIGPIPE to be ignored before `main`,
+//! and the command would inherit that; `env(1)` passes on what it was given.
+
+#![cfg_attr(not(test), no_main)]
+
+mod args;
+mod error;
+mod exec;
+mod library;
+mod preload;
+mod search;
+
+use std::ffi::c_int;
+
+use args::{Action, Invocation};
+use error::Error;
+
+/// The C entry point, called by libc with the signal dispositions intact.
+#[cfg(not(test))]
+#[unsafe(no_mangle)]
+extern "C" fn main(_argc: c_int, _argv: *const *const std::ffi::c_char) -> c_int {
+    // std reads the arguments on its own (glibc passes them to .init_array).
+    match run() {
+        Ok(()) => 0,
+        Err(error) => {
+            eprintln!("eatmydata: {error}");
+            c_int::from(error.exit_code())
+        }
+    }
+}
+
+fn run() -> Result<(), Error> {
+    let invocation = args::parse(std::env::args_os())?;
+    let invocation = match invocation {
+        Action::Help => {
+            print!("{}", args::HELP);
+            return Ok(());
+        }
+        Action::Version => {
+            println!("eatmydata {}", env!("CARGO_PKG_VERSION"));
+            return Ok(());
+        }
+        Action::Run(invocation) => invocation,
+    };
+    launch(invocation)
+}
+
+/// Finds the library and the command, sets the environment and executes.
+fn launch(invocation: Invocation) -> Result<(), Error> {
+    let library = library::locate()?;
+    let program = search::resolve(&invocation.command)?;
+    let preload = preload::with_library(&library, std::env::var_os("LD_PRELOAD").as_deref())?;
+    if invocation.verbose {
+        eprintln!(
+            "eatmydata: running {} with {} preloaded",
+            program.display(),
+            library.display()
+        );
+    }
+    let mut settings = vec![(preload::VARIABLE, preload)];
+    if invocation.keep_direct {
+        settings.push(("EATMYDATA_KEEP_DIRECT", "1".into()));
+    }
+    Err(exec::replace_process(
+        &program,
+        &invocation.command,
+        &invocation.args,
+        &settings,
+    ))
+}

@@ -1,0 +1,194 @@
+//! The command line: `eatmydata [OPTIONS] [--] COMMAND [ARGS]...`, or, run
+//! through a link named after a command, `COMMAND [ARGS]...`.
+//!
+//! Options end at the first argument that is not one, as in `env(1)`:
+//! everything from the command on is the command's, untouched.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use crate::error::Error;
+
+pub const HELP: &str = "\
+Usage: eatmydata [OPTIONS] [--] COMMAND [ARGS]...
+Run COMMAND with fsync and the other requests for durability made free.
+
+The command runs with libeatmydata.so preloaded: fsync, fdatasync, sync,
+syncfs, sync_file_range and msync return at once, and O_SYNC, O_DSYNC,
+O_DIRECT, RWF_SYNC and RWF_DSYNC are dropped. Data reaches the disk when
+the kernel writes it back: a crash or power loss before then loses it, a
+clean shutdown does not.
+
+Options:
+  -v, --verbose      say on stderr what is run, and with which library
+      --keep-direct  keep O_DIRECT (sets EATMYDATA_KEEP_DIRECT=1)
+  -h, --help         print this help and exit
+  -V, --version      print the version and exit
+
+Run through a link named after a command (dpkg -> eatmydata), it runs that
+command from later in PATH.
+
+Environment:
+  EATMYDATA_LIBRARY      path of libeatmydata.so, instead of looking for it
+  EATMYDATA_DISABLE=1    make the library a pass-through, here and below
+  EATMYDATA_KEEP_DIRECT=1  keep O_DIRECT
+
+Exit status: the command's; 2 for bad usage, 125 when eatmydata fails,
+126 when COMMAND cannot be run, 127 when it is not found.
+";
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq)]
+pub enum Action {
+    Help,
+    Version,
+    Run(Invocation),
+}
+
+/// A command to run, and how.
+#[derive(Debug, PartialEq)]
+pub struct Invocation {
+    pub command: OsString,
+    pub args: Vec<OsString>,
+    pub verbose: bool,
+    pub keep_direct: bool,
+}
+
+/// The name this program answers to; any other is a command's (symlink mode).
+fn is_our_name(argv0: &OsStr) -> bool {
+    let name = Path::new(argv0).file_name().unwrap_or(argv0);
+    name.as_bytes().starts_with(b"eatmydata")
+}
+
+pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> {
+    let mut argv = argv.into_iter();
+    let argv0 = argv.next().unwrap_or_default();
+    if !argv0.is_empty() && !is_our_name(&argv0) {
+        let command = Path::new(&argv0).file_name().unwrap_or(&argv0).to_owned();
+        return Ok(Action::Run(Invocation {
+            command,
+            args: argv.collect(),
+            verbose: false,
+            keep_direct: false,
+        }));
+    }
+    let (mut verbose, mut keep_direct) = (false, false);
+    let command = loop {
+        let Some(arg) = argv.next() else {
+            return Err(Error::Usage("no command given".into()));
+        };
+        match arg.as_bytes() {
+            b"--" => match argv.next() {
+                Some(command) => break command,
+                None => return Err(Error::Usage("no command given".into())),
+            },
+            b"-h" | b"--help" => return Ok(Action::Help),
+            b"-V" | b"--version" => return Ok(Action::Version),
+            b"-v" | b"--verbose" => verbose = true,
+            b"--keep-direct" => keep_direct = true,
+            [b'-', _, ..] => {
+                return Err(Error::Usage(format!(
+                    "unknown option '{}'",
+                    arg.to_string_lossy()
+                )));
+            }
+            _ => break arg,
+        }
+    };
+    Ok(Action::Run(Invocation {
+        command,
+        args: argv.collect(),
+        verbose,
+        keep_direct,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_strs(args: &[&str]) -> Result<Action, Error> {
+        parse(args.iter().map(OsString::from))
+    }
+
+    fn run(command: &str, args: &[&str]) -> Action {
+        Action::Run(Invocation {
+            command: command.into(),
+            args: args.iter().map(OsString::from).collect(),
+            verbose: false,
+            keep_direct: false,
+        })
+    }
+
+    #[test]
+    fn options_stop_at_the_command() {
+        assert_eq!(
+            parse_strs(&["eatmydata", "ls", "-l", "--help"]).unwrap(),
+            run("ls", &["-l", "--help"])
+        );
+        assert_eq!(
+            parse_strs(&["eatmydata", "--", "-x", "-v"]).unwrap(),
+            run("-x", &["-v"])
+        );
+    }
+
+    #[test]
+    fn options_set_the_invocation() {
+        let Action::Run(invocation) =
+            parse_strs(&["eatmydata", "-v", "--keep-direct", "true"]).unwrap()
+        else {
+            panic!("expected a command to run");
+        };
+        assert!(invocation.verbose && invocation.keep_direct);
+        assert_eq!(
+            parse_strs(&["eatmydata", "--help", "x"]).unwrap(),
+            Action::Help
+        );
+        assert_eq!(
+            parse_strs(&["/usr/bin/eatmydata", "-V"]).unwrap(),
+            Action::Version
+        );
+    }
+
+    #[test]
+    fn bad_usage_is_an_error() {
+        for args in [
+            &["eatmydata"][..],
+            &["eatmydata", "-v"],
+            &["eatmydata", "--"],
+            &["eatmydata", "--bogus", "ls"],
+        ] {
+            let error = parse_strs(args).unwrap_err();
+            assert_eq!(error.exit_code(), 2, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn a_link_named_after_a_command_runs_it() {
+        assert_eq!(
+            parse_strs(&["/usr/local/bin/dpkg", "-i", "x.deb"]).unwrap(),
+            run("dpkg", &["-i", "x.deb"])
+        );
+        assert_eq!(
+            parse_strs(&["dpkg", "--help"]).unwrap(),
+            run("dpkg", &["--help"])
+        );
+    }
+
+    #[test]
+    fn arguments_pass_byte_for_byte() {
+        use std::os::unix::ffi::OsStringExt;
+        let odd = OsString::from_vec(vec![0xff, b' ', 0xfe]);
+        let argv = vec![
+            "eatmydata".into(),
+            "cmd".into(),
+            odd.clone(),
+            OsString::new(),
+        ];
+        let Action::Run(invocation) = parse(argv).unwrap() else {
+            panic!("expected a command")
+        };
+        assert_eq!(invocation.args, vec![odd, OsString::new()]);
+    }
+}

@@ -1,0 +1,93 @@
+//! What can go wrong before the command runs, as the user reads it.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+/// A failure of `eatmydata` itself; `Display` is the message after
+/// `eatmydata: `.
+#[derive(Debug)]
+pub enum Error {
+    /// Bad usage: an unknown option, or no command.
+    Usage(String),
+    /// The library is not where an override said, or nowhere we looked.
+    LibraryMissing {
+        looked: Vec<PathBuf>,
+        from_override: bool,
+    },
+    /// The library's path cannot stand in `LD_PRELOAD`.
+    LibraryPath(PathBuf),
+    /// The command is nowhere in `PATH`, or its path names nothing.
+    NotFound(OsString),
+    /// The command exists but cannot be executed.
+    CannotRun(OsString, io::Error),
+}
+
+impl Error {
+    /// 2 for usage, 125 for our own failures, 126 and 127 for the command,
+    /// as `env(1)` and `timeout(1)` answer.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Usage(_) => 2,
+            Error::LibraryMissing { .. } | Error::LibraryPath(_) => 125,
+            // A missing interpreter is "not found" too, as env(1) counts it.
+            Error::CannotRun(_, error) if error.raw_os_error() == Some(libc::ENOENT) => 127,
+            Error::CannotRun(..) => 126,
+            Error::NotFound(_) => 127,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Usage(message) => {
+                write!(f, "{message}\nTry 'eatmydata --help' for more information.")
+            }
+            Error::LibraryMissing {
+                looked,
+                from_override: true,
+            } => {
+                let path = looked
+                    .first()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                write!(f, "EATMYDATA_LIBRARY names {path}, which is not a file")
+            }
+            Error::LibraryMissing {
+                looked,
+                from_override: false,
+            } => {
+                write!(f, "cannot find libeatmydata.so; looked in:")?;
+                for path in looked {
+                    write!(f, "\n  {}", path.display())?;
+                }
+                write!(
+                    f,
+                    "\nSet EATMYDATA_LIBRARY to its path, or reinstall eatmydata."
+                )
+            }
+            Error::LibraryPath(path) => write!(
+                f,
+                "the library's path {} contains a space or a colon, which LD_PRELOAD cannot carry",
+                path.display()
+            ),
+            Error::NotFound(command) => {
+                write!(f, "{}: command not found", command.to_string_lossy())
+            }
+            Error::CannotRun(command, error) => {
+                write!(f, "{}: {}", command.to_string_lossy(), plain(error))
+            }
+        }
+    }
+}
+
+/// An I/O error's text without Rust's " (os error N)".
+fn plain(error: &io::Error) -> String {
+    let text = error.to_string();
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}

@@ -1,0 +1,74 @@
+//! Where libeatmydata.so is, found without configuration.
+//!
+//! In order: where `EATMYDATA_LIBRARY` says; next to this program's real
+//! path, so that a link to it from anywhere works and so does a build tree
+//! (`target/release/`); in the install layout, `PREFIX/lib/eatmydata/`
+//! beside `PREFIX/bin/`.
+
+use std::env;
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+
+pub const FILE_NAME: &str = "libeatmydata.so";
+pub const OVERRIDE: &str = "EATMYDATA_LIBRARY";
+
+/// The places to look, given the folder holding this program's real path.
+pub fn candidates(exe_dir: &Path) -> Vec<PathBuf> {
+    let mut places = vec![exe_dir.join(FILE_NAME)];
+    if let Some(prefix) = exe_dir.parent() {
+        places.push(prefix.join("lib/eatmydata").join(FILE_NAME));
+        places.push(prefix.join("lib").join(FILE_NAME));
+    }
+    places
+}
+
+/// The absolute path of the library to preload.
+pub fn locate() -> Result<PathBuf, Error> {
+    if let Some(path) = env::var_os(OVERRIDE).filter(|p| !p.is_empty()) {
+        let path = PathBuf::from(path);
+        return match path.canonicalize() {
+            Ok(real) if real.is_file() => Ok(real),
+            _ => Err(Error::LibraryMissing {
+                looked: vec![path],
+                from_override: true,
+            }),
+        };
+    }
+    // /proc/self/exe names the real file, whatever link we were run through.
+    let exe = env::current_exe().ok();
+    let looked = exe
+        .as_deref()
+        .and_then(Path::parent)
+        .map(candidates)
+        .unwrap_or_default();
+    for place in &looked {
+        if let Ok(real) = place.canonicalize()
+            && real.is_file()
+        {
+            return Ok(real);
+        }
+    }
+    Err(Error::LibraryMissing {
+        looked,
+        from_override: false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn looks_beside_then_in_the_install_layout() {
+        let places = candidates(Path::new("/opt/emd/bin"));
+        assert_eq!(
+            places,
+            [
+                PathBuf::from("/opt/emd/bin/libeatmydata.so"),
+                PathBuf::from("/opt/emd/lib/eatmydata/libeatmydata.so"),
+                PathBuf::from("/opt/emd/lib/libeatmydata.so"),
+            ]
+        );
+    }
+}

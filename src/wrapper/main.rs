@@ -11,6 +11,8 @@
 //! and the command would inherit that; `env(1)` passes on what it was given.
 
 #![cfg_attr(not(test), no_main)]
+// Unit tests replace the entry point, which leaves the rest unreachable there.
+#![cfg_attr(test, allow(dead_code))]
 
 mod args;
 mod error;
@@ -19,21 +21,22 @@ mod library;
 mod preload;
 mod search;
 
-use std::ffi::c_int;
-
 use args::{Action, Invocation};
 use error::Error;
 
 /// The C entry point, called by libc with the signal dispositions intact.
 #[cfg(not(test))]
 #[unsafe(no_mangle)]
-extern "C" fn main(_argc: c_int, _argv: *const *const std::ffi::c_char) -> c_int {
+extern "C" fn main(
+    _argc: std::ffi::c_int,
+    _argv: *const *const std::ffi::c_char,
+) -> std::ffi::c_int {
     // std reads the arguments on its own (glibc passes them to .init_array).
     match run() {
         Ok(()) => 0,
         Err(error) => {
             eprintln!("eatmydata: {error}");
-            c_int::from(error.exit_code())
+            std::ffi::c_int::from(error.exit_code())
         }
     }
 }

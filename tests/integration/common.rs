@@ -1,0 +1,268 @@
+//! Shared test machinery: the built artefacts, C probes compiled on demand,
+//! private temporary folders, and runs with and without the library, under
+//! `strace` when a test needs to see what reached the kernel.
+
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::{env, fs};
+
+/// The `eatmydata` command under test.
+pub fn command() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_eatmydata"))
+}
+
+/// The library under test, built beside the command.
+///
+/// Cargo does not build a cdylib for integration tests, so the first call in
+/// each test process runs `cargo build --lib` for the profile the tests were
+/// built with: a no-op when the library is fresh, and never a stale library.
+pub fn library() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let path = command().with_file_name("libeatmydata.so");
+            let profile_dir = path.parent().and_then(Path::file_name).and_then(OsStr::to_str);
+            let mut cargo = Command::new(env!("CARGO"));
+            cargo.args(["build", "--quiet", "--lib", "--manifest-path"]);
+            cargo.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"));
+            // target/debug holds the dev and test profiles; others their own.
+            if let Some(profile) = profile_dir.filter(|dir| *dir != "debug") {
+                cargo.args(["--profile", profile]);
+            }
+            let status = cargo.status().expect("run cargo build --lib");
+            assert!(status.success(), "cargo build --lib failed");
+            assert!(path.is_file(), "{} is missing after cargo build --lib", path.display());
+            path
+        })
+        .clone()
+}
+
+/// Where the probes and scratch folders go.
+fn target_tmp() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+}
+
+/// A folder of our own, removed when dropped.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(label: &str) -> TempDir {
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNT.fetch_add(1, Ordering::Relaxed);
+        let path = target_tmp().join(format!("scratch/{label}-{}-{n}", std::process::id()));
+        let _ = fs::remove_dir_all(&path);
+        fs::create_dir_all(&path).expect("create a scratch folder");
+        TempDir(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn join(&self, name: impl AsRef<Path>) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Compiles `tests/integration/probes/{name}.c` with `flags` (once per set of
+/// flags; concurrent test processes each write their own file, then rename)
+/// and returns the program's path.
+pub fn probe(name: &str, flags: &[&str]) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/integration/probes/{name}.c"));
+    let tag: String = flags.concat().chars().filter(char::is_ascii_alphanumeric).collect();
+    let dir = target_tmp().join("probes");
+    fs::create_dir_all(&dir).expect("create the probes folder");
+    let suffix = if flags.contains(&"-shared") { ".so" } else { "" };
+    let output = dir.join(format!("{name}{}{tag}{suffix}", if tag.is_empty() { "" } else { "-" }));
+    let fresh = |out: &Path| {
+        let built = fs::metadata(out).and_then(|m| m.modified());
+        let written = fs::metadata(&source).and_then(|m| m.modified()).expect("probe source exists");
+        built.is_ok_and(|built| built >= written)
+    };
+    if !fresh(&output) {
+        let partial = output.with_extension(format!("part{}", std::process::id()));
+        let status = Command::new("cc")
+            .args(["-Wall", "-Wextra", "-Werror", "-O1", "-D_GNU_SOURCE", "-o"])
+            .arg(&partial)
+            .arg(&source)
+            .args(flags)
+            .status()
+            .expect("run cc");
+        assert!(status.success(), "compiling probe {name} failed");
+        fs::rename(&partial, &output).expect("move the probe into place");
+    }
+    output
+}
+
+/// The system calls `strace` watches for us, by default.
+pub const SYNC_CALLS: &[&str] = &[
+    "fsync",
+    "fdatasync",
+    "sync",
+    "syncfs",
+    "sync_file_range",
+    "msync",
+    "open",
+    "openat",
+    "openat2",
+    "pwritev2",
+    "fcntl",
+];
+
+/// How to run a program: with the library or without, under strace or not.
+pub struct Run {
+    program: PathBuf,
+    args: Vec<std::ffi::OsString>,
+    preload: bool,
+    envs: Vec<(String, std::ffi::OsString)>,
+    trace: Option<Vec<String>>,
+    cwd: Option<PathBuf>,
+}
+
+/// What a run gave: its output and, under strace, one line per traced call.
+pub struct Outcome {
+    pub output: Output,
+    pub calls: Vec<String>,
+}
+
+impl Run {
+    pub fn new(program: impl AsRef<Path>) -> Run {
+        Run {
+            program: program.as_ref().to_owned(),
+            args: Vec::new(),
+            preload: false,
+            envs: Vec::new(),
+            trace: None,
+            cwd: None,
+        }
+    }
+
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Run {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(mut self, args: I) -> Run {
+        self.args.extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    /// Loads the library into the program (through `LD_PRELOAD`).
+    pub fn preload(mut self, on: bool) -> Run {
+        self.preload = on;
+        self
+    }
+
+    pub fn env(mut self, name: &str, value: impl AsRef<OsStr>) -> Run {
+        self.envs.push((name.to_owned(), value.as_ref().to_owned()));
+        self
+    }
+
+    pub fn cwd(mut self, dir: impl AsRef<Path>) -> Run {
+        self.cwd = Some(dir.as_ref().to_owned());
+        self
+    }
+
+    /// Runs under `strace -f`, watching `calls`.
+    pub fn trace(mut self, calls: &[&str]) -> Run {
+        self.trace = Some(calls.iter().map(|c| c.to_string()).collect());
+        self
+    }
+
+    pub fn run(self) -> Outcome {
+        let scratch = TempDir::new("strace");
+        let log = scratch.join("trace");
+        let mut command = match &self.trace {
+            Some(calls) => {
+                let mut command = Command::new("strace");
+                command.args(["-f", "-qq", "-s", "256", "-e", "signal=none", "-o"]).arg(&log);
+                command.arg(format!("-etrace={}", calls.join(",")));
+                // -E sets the tracee's environment, not strace's own.
+                for (name, value) in &self.envs {
+                    command.arg("-E").arg(env_entry(name, value));
+                }
+                if self.preload {
+                    command.arg("-E").arg(env_entry("LD_PRELOAD", library().as_os_str()));
+                }
+                command.arg("--").arg(&self.program);
+                command
+            }
+            None => {
+                let mut command = Command::new(&self.program);
+                command.envs(self.envs.iter().map(|(n, v)| (n, v)));
+                if self.preload {
+                    command.env("LD_PRELOAD", library());
+                }
+                command
+            }
+        };
+        if !self.preload {
+            command.env_remove("LD_PRELOAD");
+        }
+        if let Some(dir) = &self.cwd {
+            command.current_dir(dir);
+        }
+        command.args(&self.args).stdin(Stdio::null());
+        let output = command.output().unwrap_or_else(|e| panic!("run {}: {e}", self.program.display()));
+        let calls = match self.trace {
+            Some(_) => fs::read_to_string(&log).expect("strace wrote its log").lines().map(str::to_owned).collect(),
+            None => Vec::new(),
+        };
+        Outcome { output, calls }
+    }
+}
+
+fn env_entry(name: &str, value: &OsStr) -> std::ffi::OsString {
+    let mut entry = std::ffi::OsString::from(name);
+    entry.push("=");
+    entry.push(value);
+    entry
+}
+
+impl Outcome {
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+
+    /// Asserts a zero exit, showing the output otherwise.
+    pub fn success(self) -> Outcome {
+        assert!(
+            self.output.status.success(),
+            "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+            self.output.status,
+            self.stdout(),
+            self.stderr()
+        );
+        self
+    }
+
+    /// The traced calls of system call `name` (`fsync(3)` lines, whatever the
+    /// pid prefix), resumed lines included.
+    pub fn calls_of(&self, name: &str) -> Vec<&str> {
+        self.calls
+            .iter()
+            .map(|line| line.split_once(' ').map_or(line.as_str(), |(_pid, rest)| rest.trim_start()))
+            .filter(|call| call.starts_with(&format!("{name}(")) || call.starts_with(&format!("<... {name} resumed>")))
+            .collect()
+    }
+
+    /// The traced calls that mention `needle` (a path, a flag).
+    pub fn calls_with(&self, needle: &str) -> Vec<&str> {
+        self.calls.iter().filter(|line| line.contains(needle)).map(String::as_str).collect()
+    }
+}

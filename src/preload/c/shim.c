@@ -69,6 +69,16 @@ void *eatmydata_dlsym_next(const char *name)
 	return dlsym(RTLD_NEXT, name);
 }
 
+/*
+ * An unoptimised build of Rust's core refers to the unwinder's personality
+ * routine even under panic = "abort", where nothing ever unwinds. Defining it
+ * here, hidden, keeps that reference from reaching the host's symbol table.
+ */
+void rust_eh_personality(void);
+void rust_eh_personality(void)
+{
+}
+
 /* Every libc function a hook may pass its call on to, one cache each. */
 #define EMD_NEXT_NAMES(X)                                                     \
 	X(fsync) X(fdatasync) X(sync) X(syncfs) X(sync_file_range) X(msync)   \

@@ -1,1 +1,319 @@
-//! (to be written)
+//! The `eatmydata` command as a user runs it: it finds the command and the
+//! library, executes in place with the arguments untouched, and fails with a
+//! clear message and a distinct status.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::fs::symlink;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::{env, fs};
+
+use crate::common::{Run, TempDir, command, library, probe};
+
+fn eatmydata(args: &[&str]) -> Output {
+    library();
+    Command::new(command())
+        .args(args)
+        .env_remove("LD_PRELOAD")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run eatmydata")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn help_and_version_succeed() {
+    let help = eatmydata(&["--help"]);
+    assert!(help.status.success());
+    assert!(
+        String::from_utf8_lossy(&help.stdout)
+            .starts_with("Usage: eatmydata [OPTIONS] [--] COMMAND")
+    );
+    let version = eatmydata(&["--version"]);
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout),
+        format!("eatmydata {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    for (args, message) in [
+        (&[][..], "eatmydata: no command given"),
+        (&["--"], "eatmydata: no command given"),
+        (
+            &["--frobnicate", "true"],
+            "eatmydata: unknown option '--frobnicate'",
+        ),
+    ] {
+        let output = eatmydata(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&output).starts_with(message),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
+fn a_missing_command_exits_127_and_an_unrunnable_one_126() {
+    let missing = eatmydata(&["eatmydata-no-such-command"]);
+    assert_eq!(missing.status.code(), Some(127));
+    assert_eq!(
+        stderr(&missing),
+        "eatmydata: eatmydata-no-such-command: command not found\n"
+    );
+
+    let dir = TempDir::new("unrunnable");
+    let text = dir.join("notes.txt");
+    fs::write(&text, "not a program\n").unwrap();
+    let output = eatmydata(&[text.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(126));
+    assert!(
+        stderr(&output).starts_with("eatmydata: "),
+        "{}",
+        stderr(&output)
+    );
+    let output = eatmydata(&[dir.path().to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(126), "a folder cannot be run");
+}
+
+#[test]
+fn a_missing_library_exits_125_and_says_where_it_looked() {
+    library();
+    let dir = TempDir::new("no-library");
+    let lonely = dir.join("bin/eatmydata");
+    fs::create_dir_all(lonely.parent().unwrap()).unwrap();
+    fs::copy(command(), &lonely).unwrap();
+    let output = Command::new(&lonely)
+        .arg("true")
+        .env_remove("EATMYDATA_LIBRARY")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(125));
+    let message = stderr(&output);
+    assert!(
+        message.starts_with("eatmydata: cannot find libeatmydata.so"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&dir.join("bin/libeatmydata.so").display().to_string()),
+        "{message}"
+    );
+    assert!(
+        message.contains(
+            &dir.join("lib/eatmydata/libeatmydata.so")
+                .display()
+                .to_string()
+        ),
+        "{message}"
+    );
+
+    let output = Command::new(command())
+        .arg("true")
+        .env("EATMYDATA_LIBRARY", dir.join("nope.so"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(125));
+    assert!(
+        stderr(&output).contains("EATMYDATA_LIBRARY"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn runs_in_place_with_arguments_byte_for_byte() {
+    let program = probe("show_args", &[]);
+    library();
+    let odd = OsString::from_vec(vec![b'a', 0xff, b' ', b'\t', 0x01]);
+    let child = Command::new(command())
+        .arg(&program)
+        .arg(&odd)
+        .args(["", "-v", "--", "two words"])
+        .env("LD_PRELOAD", "/nonexistent/a.so other.so")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let expected = format!(
+        "pid {pid}\npreload {}:/nonexistent/a.so other.so\narg0 [{}]\narg1 [a\\xff\\x20\\x09\\x01]\narg2 []\narg3 [-v]\narg4 [--]\narg5 [two\\x20words]\n",
+        library().display(),
+        program.display()
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout), expected);
+}
+
+#[test]
+fn exit_status_and_death_by_signal_are_the_commands() {
+    let output = eatmydata(&["sh", "-c", "exit 42"]);
+    assert_eq!(output.status.code(), Some(42));
+    let output = eatmydata(&["sh", "-c", "kill -KILL $$"]);
+    assert_eq!(output.status.signal(), Some(9));
+}
+
+#[test]
+fn the_command_runs_with_the_library() {
+    let dir = TempDir::new("wrapped");
+    let program = probe("sync_calls", &[]);
+    let data = dir.join("data");
+    let plain = Run::new(&program)
+        .arg(&data)
+        .trace(&["fsync"])
+        .run()
+        .success();
+    assert_eq!(
+        plain.calls_of("fsync").len(),
+        1,
+        "control: {:?}",
+        plain.calls
+    );
+    let wrapped = Run::new(command())
+        .arg(&program)
+        .arg(&data)
+        .trace(&["fsync", "execve"])
+        .run()
+        .success();
+    assert!(wrapped.calls_of("fsync").is_empty(), "{:?}", wrapped.calls);
+    // One exec of eatmydata, one of the command: no shell in between.
+    assert_eq!(wrapped.calls_of("execve").len(), 2, "{:?}", wrapped.calls);
+}
+
+#[test]
+fn a_link_named_after_a_command_runs_the_next_one_in_path() {
+    let dir = TempDir::new("symlink-mode");
+    let (links, real) = (dir.join("links"), dir.join("real"));
+    fs::create_dir_all(&links).unwrap();
+    fs::create_dir_all(&real).unwrap();
+    fs::copy(probe("sync_calls", &[]), real.join("syncer")).unwrap();
+    symlink(command(), links.join("syncer")).unwrap();
+    library();
+    let path = env::join_paths([
+        links.as_path(),
+        real.as_path(),
+        Path::new("/usr/bin"),
+        Path::new("/bin"),
+    ])
+    .unwrap();
+
+    let control = Run::new(real.join("syncer"))
+        .arg(dir.join("a"))
+        .trace(&["fsync"])
+        .run()
+        .success();
+    assert_eq!(
+        control.calls_of("fsync").len(),
+        1,
+        "control: {:?}",
+        control.calls
+    );
+    let linked = Run::new(links.join("syncer"))
+        .arg(dir.join("b"))
+        .env("PATH", &path)
+        .trace(&["fsync"])
+        .run()
+        .success();
+    assert!(linked.calls_of("fsync").is_empty(), "{:?}", linked.calls);
+    assert!(dir.join("b").is_file(), "the real syncer ran");
+}
+
+#[test]
+fn a_link_named_eatmydata_finds_the_library_beside_the_real_file() {
+    let dir = TempDir::new("link-elsewhere");
+    symlink(command(), dir.join("eatmydata")).unwrap();
+    library();
+    let output = Command::new(dir.join("eatmydata"))
+        .args(["-v", "true"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(&library().display().to_string()),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn the_install_script_lays_out_what_the_command_finds() {
+    library();
+    let prefix = TempDir::new("install");
+    // Install what this test run built, in whichever profile that is.
+    let staged = prefix.join("src/target/release");
+    fs::create_dir_all(&staged).unwrap();
+    fs::copy(command(), staged.join("eatmydata")).unwrap();
+    fs::copy(library(), staged.join("libeatmydata.so")).unwrap();
+    fs::create_dir_all(prefix.join("src/scripts")).unwrap();
+    let script = prefix.join("src/scripts/install.sh");
+    fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/install.sh"),
+        &script,
+    )
+    .unwrap();
+    let root = prefix.join("root");
+    let status = Command::new("bash")
+        .arg(&script)
+        .args(["--no-build", "--prefix"])
+        .arg(&root)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(root.join("lib/eatmydata/libeatmydata.so").is_file());
+
+    let data = prefix.join("data");
+    let installed = Run::new(root.join("bin/eatmydata"))
+        .arg(probe("sync_calls", &[]))
+        .arg(&data);
+    let installed = installed.trace(&["fsync"]).run().success();
+    assert!(
+        installed.calls_of("fsync").is_empty(),
+        "{:?}",
+        installed.calls
+    );
+
+    let bad = Command::new("bash")
+        .arg(&script)
+        .args(["--no-build", "--prefix", "relative"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).starts_with("eatmydata: install:"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+#[test]
+fn an_ignored_sigpipe_stays_ignored_as_env_passes_it() {
+    library();
+    let sigpipe_ignored = |ignore: bool| {
+        let mut command = Command::new(command());
+        command.args(["grep", "^SigIgn:", "/proc/self/status"]);
+        if ignore {
+            // SAFETY: signal() is async-signal-safe, as pre_exec requires.
+            unsafe {
+                command.pre_exec(|| {
+                    libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+                    Ok(())
+                })
+            };
+        }
+        let output = command.output().unwrap();
+        let mask = String::from_utf8_lossy(&output.stdout);
+        let mask =
+            u64::from_str_radix(mask.trim_start_matches("SigIgn:").trim(), 16).expect("a hex mask");
+        mask & (1 << (libc::SIGPIPE - 1)) != 0
+    };
+    assert!(sigpipe_ignored(true));
+    assert!(!sigpipe_ignored(false));
+}

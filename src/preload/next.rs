@@ -17,6 +17,10 @@ unsafe extern "C" {
     fn eatmydata_dlsym_next(name: *const c_char) -> *mut c_void;
 }
 
+/// What a cache holds once dlsym has said there is no such function, so that
+/// a missing one is not looked up (and an error string allocated) each call.
+const ABSENT: *mut c_void = ptr::without_provenance_mut(1);
+
 /// Returns the next definition of `name`, caching it in `*cache`; null when
 /// there is none, so the caller fails the call instead of crashing.
 ///
@@ -30,16 +34,19 @@ pub unsafe extern "C" fn eatmydata_next(
 ) -> *mut c_void {
     // SAFETY: the caller gives an aligned static used only atomically here.
     let cache = unsafe { AtomicPtr::from_ptr(cache) };
-    let found = cache.load(Ordering::Acquire);
-    if !found.is_null() {
-        return found;
+    match cache.load(Ordering::Acquire) {
+        ABSENT => ptr::null_mut(),
+        found if !found.is_null() => found,
+        _ => {
+            // SAFETY: `name` is NUL-terminated, as the caller promised.
+            let found = unsafe { eatmydata_dlsym_next(name) };
+            cache.store(
+                if found.is_null() { ABSENT } else { found },
+                Ordering::Release,
+            );
+            found
+        }
     }
-    // SAFETY: `name` is NUL-terminated, as the caller promised.
-    let found = unsafe { eatmydata_dlsym_next(name) };
-    if !found.is_null() {
-        cache.store(found, Ordering::Release);
-    }
-    found
 }
 
 /// A cache for a next definition that Rust itself calls.

@@ -2,15 +2,15 @@
 //! the `eatmydata` command run as a user would run it.
 
 mod common; // artefacts, C probes, scratch folders, runs under strace
-mod symbols; // what the library exports and which glibc versions it needs
-mod sync; // fsync and friends eaten, their error answers kept
+mod compat; // older glibc and other architectures
+mod corpus; // everyday programs give the same results with the library
+mod durability; // nothing lost on a clean shutdown: SQLite, PostgreSQL, MariaDB
+mod field; // what breaks preload libraries: constructors, threads, fork, cancellation
+mod memcheck; // the probes under valgrind
 mod open; // O_SYNC, O_DSYNC, O_DIRECT and RWF_* dropped, all else intact
 mod raw_syscall; // the same through syscall(2); other numbers untouched
-mod wrapper; // the eatmydata command: finding, exec, exit codes, symlink mode
-mod field; // what breaks preload libraries in the field: constructors, threads, fork, cancellation
 mod seccomp; // programs that bypass libc: static and Go binaries
-mod durability; // nothing lost on a clean shutdown: SQLite, PostgreSQL, MariaDB
-mod corpus; // everyday programs give the same results with the library
 mod stress; // many threads and processes at once
-mod memcheck; // the probes under valgrind
-mod compat; // older glibc and other architectures
+mod symbols; // what the library exports and which glibc versions it needs
+mod sync; // fsync and friends eaten, their error answers kept
+mod wrapper; // the eatmydata command: finding, exec, exit codes, symlink mode

@@ -3,15 +3,34 @@
 
 use crate::common::{Run, TempDir, probe};
 
-const TRACED: &[&str] = &["fsync", "fdatasync", "syncfs", "sync", "sync_file_range", "msync", "open", "openat", "openat2"];
+const TRACED: &[&str] = &[
+    "fsync",
+    "fdatasync",
+    "syncfs",
+    "sync",
+    "sync_file_range",
+    "msync",
+    "open",
+    "openat",
+    "openat2",
+];
 
 #[test]
 fn sync_numbers_are_eaten_and_others_pass_through() {
     let program = probe("raw_syscall", &[]);
     let dir = TempDir::new("raw-plain");
-    let plain = Run::new(&program).arg(dir.path()).trace(TRACED).run().success();
+    let plain = Run::new(&program)
+        .arg(dir.path())
+        .trace(TRACED)
+        .run()
+        .success();
     let dir = TempDir::new("raw-eaten");
-    let eaten = Run::new(&program).arg(dir.path()).preload(true).trace(TRACED).run().success();
+    let eaten = Run::new(&program)
+        .arg(dir.path())
+        .preload(true)
+        .trace(TRACED)
+        .run()
+        .success();
 
     let same = [
         "write: 8192 ",
@@ -29,26 +48,65 @@ fn sync_numbers_are_eaten_and_others_pass_through() {
     ];
     for outcome in [&plain, &eaten] {
         for line in same {
-            assert!(outcome.stdout().lines().any(|l| l == line), "{line:?} missing:\n{}", outcome.stdout());
+            assert!(
+                outcome.stdout().lines().any(|l| l == line),
+                "{line:?} missing:\n{}",
+                outcome.stdout()
+            );
         }
     }
-    let opened = ["openat: sync=1 dsync=1", "open: sync=0 dsync=1", "openat2: sync=1 dsync=1"];
+    let opened = [
+        "openat: sync=1 dsync=1",
+        "open: sync=0 dsync=1",
+        "openat2: sync=1 dsync=1",
+    ];
     for line in opened {
-        assert!(plain.stdout().contains(line), "control lacks {line:?}:\n{}", plain.stdout());
+        assert!(
+            plain.stdout().contains(line),
+            "control lacks {line:?}:\n{}",
+            plain.stdout()
+        );
         let line = line.replace("=1", "=0");
-        assert!(eaten.stdout().contains(&line), "{line:?} missing:\n{}", eaten.stdout());
+        assert!(
+            eaten.stdout().contains(&line),
+            "{line:?} missing:\n{}",
+            eaten.stdout()
+        );
     }
 
     for call in ["fsync", "fdatasync", "syncfs", "sync", "sync_file_range"] {
-        assert!(!plain.calls_of(call).is_empty(), "control: {call} reached the kernel: {:?}", plain.calls);
-        assert!(eaten.calls_of(call).is_empty(), "{call} reached the kernel: {:?}", eaten.calls);
+        assert!(
+            !plain.calls_of(call).is_empty(),
+            "control: {call} reached the kernel: {:?}",
+            plain.calls
+        );
+        assert!(
+            eaten.calls_of(call).is_empty(),
+            "{call} reached the kernel: {:?}",
+            eaten.calls
+        );
     }
-    assert!(plain.calls_of("msync")[0].contains("MS_SYNC"), "{:?}", plain.calls);
-    assert!(eaten.calls_of("msync")[0].contains("MS_ASYNC"), "{:?}", eaten.calls);
+    assert!(
+        plain.calls_of("msync")[0].contains("MS_SYNC"),
+        "{:?}",
+        plain.calls
+    );
+    assert!(
+        eaten.calls_of("msync")[0].contains("MS_ASYNC"),
+        "{:?}",
+        eaten.calls
+    );
     for path in ["by-openat\"", "by-open\"", "by-openat2\""] {
         let calls = eaten.calls_with(path);
         assert_eq!(calls.len(), 1, "{path}: {:?}", eaten.calls);
-        assert!(!calls[0].contains("O_SYNC") && !calls[0].contains("O_DSYNC"), "{calls:?}");
-        assert!(plain.calls_with(path)[0].contains("SYNC"), "control: {:?}", plain.calls);
+        assert!(
+            !calls[0].contains("O_SYNC") && !calls[0].contains("O_DSYNC"),
+            "{calls:?}"
+        );
+        assert!(
+            plain.calls_with(path)[0].contains("SYNC"),
+            "control: {:?}",
+            plain.calls
+        );
     }
 }

@@ -9,12 +9,25 @@ use crate::common::library;
 /// The names between `global:` and `local:` in the version script.
 fn listed_hooks() -> BTreeSet<String> {
     let map = include_str!("../../src/preload/exports.map");
-    let globals = map.split("global:").nth(1).and_then(|rest| rest.split("local:").next()).expect("a global: list");
-    globals.split(';').map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned).collect()
+    let globals = map
+        .split("global:")
+        .nth(1)
+        .and_then(|rest| rest.split("local:").next())
+        .expect("a global: list");
+    globals
+        .split(';')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 fn nm(args: &[&str]) -> String {
-    let output = Command::new("nm").args(args).arg(library()).output().expect("run nm");
+    let output = Command::new("nm")
+        .args(args)
+        .arg(library())
+        .output()
+        .expect("run nm");
     assert!(output.status.success());
     String::from_utf8(output.stdout).expect("nm prints text")
 }
@@ -27,10 +40,20 @@ fn exports_exactly_the_listed_hooks() {
         .map(str::to_owned)
         .collect();
     let hooks = listed_hooks();
-    assert!(hooks.len() >= 19, "the version script lists the hooks: {hooks:?}");
-    let ours: BTreeSet<String> = defined.iter().filter(|n| n.starts_with("eatmydata_")).cloned().collect();
+    assert!(
+        hooks.len() >= 19,
+        "the version script lists the hooks: {hooks:?}"
+    );
+    let ours: BTreeSet<String> = defined
+        .iter()
+        .filter(|n| n.starts_with("eatmydata_"))
+        .cloned()
+        .collect();
     let others: BTreeSet<String> = defined.difference(&ours).cloned().collect();
-    assert_eq!(others, hooks, "exported names other than eatmydata_* must be the hooks");
+    assert_eq!(
+        others, hooks,
+        "exported names other than eatmydata_* must be the hooks"
+    );
 }
 
 #[test]
@@ -44,13 +67,26 @@ fn hooks_are_unversioned_so_versioned_references_bind_to_them() {
 
 #[test]
 fn needs_no_glibc_newer_than_2_17() {
-    let output = Command::new("objdump").arg("-T").arg(library()).output().expect("run objdump");
+    let output = Command::new("objdump")
+        .arg("-T")
+        .arg(library())
+        .output()
+        .expect("run objdump");
     let table = String::from_utf8(output.stdout).expect("objdump prints text");
     let mut versions = 0;
-    for version in table.split(|c| c == '(' || c == ')').filter(|s| s.starts_with("GLIBC_")) {
+    for version in table
+        .split(|c| c == '(' || c == ')')
+        .filter(|s| s.starts_with("GLIBC_"))
+    {
         versions += 1;
-        let numbers: Vec<u32> = version["GLIBC_".len()..].split('.').map(|n| n.parse().expect("a number")).collect();
+        let numbers: Vec<u32> = version["GLIBC_".len()..]
+            .split('.')
+            .map(|n| n.parse().expect("a number"))
+            .collect();
         assert!(numbers.as_slice() <= [2, 17].as_slice(), "needs {version}");
     }
-    assert!(versions > 0, "objdump -T shows the glibc versions:\n{table}");
+    assert!(
+        versions > 0,
+        "objdump -T shows the glibc versions:\n{table}"
+    );
 }

@@ -11,21 +11,53 @@ const FLUSHES: &[&str] = &["fsync", "fdatasync", "syncfs", "sync_file_range", "s
 fn sync_calls_reach_the_kernel_only_without_the_library() {
     let dir = TempDir::new("sync-calls");
     let program = probe("sync_calls", &[]);
-    let trace = &["fsync", "fdatasync", "syncfs", "sync_file_range", "sync", "msync"];
+    let trace = &[
+        "fsync",
+        "fdatasync",
+        "syncfs",
+        "sync_file_range",
+        "sync",
+        "msync",
+    ];
 
-    let plain = Run::new(&program).arg(dir.join("data")).trace(trace).run().success();
+    let plain = Run::new(&program)
+        .arg(dir.join("data"))
+        .trace(trace)
+        .run()
+        .success();
     for call in FLUSHES {
-        assert_eq!(plain.calls_of(call).len(), 1, "control: one {call} reaches the kernel: {:?}", plain.calls);
+        assert_eq!(
+            plain.calls_of(call).len(),
+            1,
+            "control: one {call} reaches the kernel: {:?}",
+            plain.calls
+        );
     }
-    assert!(plain.calls_of("msync")[0].contains("MS_SYNC"), "{:?}", plain.calls);
+    assert!(
+        plain.calls_of("msync")[0].contains("MS_SYNC"),
+        "{:?}",
+        plain.calls
+    );
 
-    let eaten = Run::new(&program).arg(dir.join("data")).preload(true).trace(trace).run().success();
+    let eaten = Run::new(&program)
+        .arg(dir.join("data"))
+        .preload(true)
+        .trace(trace)
+        .run()
+        .success();
     for call in FLUSHES {
-        assert!(eaten.calls_of(call).is_empty(), "{call} reached the kernel: {:?}", eaten.calls);
+        assert!(
+            eaten.calls_of(call).is_empty(),
+            "{call} reached the kernel: {:?}",
+            eaten.calls
+        );
     }
     let msync = eaten.calls_of("msync");
     assert_eq!(msync.len(), 1, "{:?}", eaten.calls);
-    assert!(msync[0].contains("MS_ASYNC") && !msync[0].contains("MS_SYNC"), "{msync:?}");
+    assert!(
+        msync[0].contains("MS_ASYNC") && !msync[0].contains("MS_SYNC"),
+        "{msync:?}"
+    );
 }
 
 #[test]
@@ -33,7 +65,12 @@ fn bad_arguments_get_the_kernels_errors() {
     let dir = TempDir::new("sync-errors");
     let program = probe("sync_errors", &[]);
     let plain = Run::new(&program).arg(dir.join("data")).run().success();
-    let eaten = Run::new(&program).arg(dir.join("data")).preload(true).trace(&["fsync", "fdatasync"]).run().success();
+    let eaten = Run::new(&program)
+        .arg(dir.join("data"))
+        .preload(true)
+        .trace(&["fsync", "fdatasync"])
+        .run()
+        .success();
 
     // The control shows the probe asks real questions.
     for expected in [
@@ -48,9 +85,21 @@ fn bad_arguments_get_the_kernels_errors() {
         "msync(unaligned): EINVAL",
         "msync(unmapped): ENOMEM",
     ] {
-        assert!(plain.stdout().lines().any(|line| line == expected), "control lacks {expected:?}:\n{}", plain.stdout());
+        assert!(
+            plain.stdout().lines().any(|line| line == expected),
+            "control lacks {expected:?}:\n{}",
+            plain.stdout()
+        );
     }
-    assert_eq!(eaten.stdout(), plain.stdout(), "the library changed an answer");
+    assert_eq!(
+        eaten.stdout(),
+        plain.stdout(),
+        "the library changed an answer"
+    );
     // And the library, not the kernel, gave those answers.
-    assert!(eaten.calls_of("fsync").is_empty() && eaten.calls_of("fdatasync").is_empty(), "{:?}", eaten.calls);
+    assert!(
+        eaten.calls_of("fsync").is_empty() && eaten.calls_of("fdatasync").is_empty(),
+        "{:?}",
+        eaten.calls
+    );
 }

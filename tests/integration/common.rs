@@ -7,7 +7,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::{env, fs};
 
@@ -90,6 +90,11 @@ pub fn probe(name: &str, flags: &[&str]) -> PathBuf {
         let written = fs::metadata(&source).and_then(|m| m.modified()).expect("probe source exists");
         built.is_ok_and(|built| built >= written)
     };
+    // Tests run on threads of one process, which share the pid in the
+    // partial file's name: one compiles at a time, the others then find the
+    // probe fresh.
+    static COMPILING: Mutex<()> = Mutex::new(());
+    let _compiling = COMPILING.lock().unwrap_or_else(PoisonError::into_inner);
     if !fresh(&output) {
         let partial = output.with_extension(format!("part{}", std::process::id()));
         let status = Command::new("cc")
@@ -207,7 +212,9 @@ impl Run {
                 command
             }
         };
-        if !self.preload {
+        // Without the library, no LD_PRELOAD reaches the program but the one
+        // a test sets itself (another library, or ours beside it).
+        if !self.preload && !self.envs.iter().any(|(name, _)| name == "LD_PRELOAD") {
             command.env_remove("LD_PRELOAD");
         }
         if let Some(dir) = &self.cwd {

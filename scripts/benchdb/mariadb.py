@@ -1,0 +1,106 @@
+"""MariaDB: the classic libeatmydata case, a dump of single-row INSERTs.
+
+A fresh data directory (mariadb-install-db), server start, the import with
+autocommit (one commit, one redo-log flush per row), clean shutdown. Then
+the server is started again without any library or knob and every row is
+counted: a fast import that lost rows would be no result.
+
+The server listens on a private socket only (--skip-networking), runs as
+the `mysql` user, and is stopped by its pid; the system's own MariaDB
+service is never touched.
+"""
+
+import os
+import signal
+import time
+
+from .common import library_mapped, read_pid, timed, socket_answers, stop, wait_until
+
+NAME = "mariadb"
+KNOBS = [
+    "--innodb-flush-log-at-trx-commit=0",
+    "--skip-innodb-doublewrite",
+    "--innodb-flush-method=nosync",
+]
+MEASURES = [
+    ("total", "MariaDB install + start + import + shutdown", "s"),
+    ("import", "MariaDB {rows:,}-row single-INSERT import", "s"),
+]
+
+
+def rows(ctx, probe=False):
+    if probe:
+        return 300
+    return 5_000 if ctx.args.quick else 100_000
+
+
+def dump(ctx, count):
+    path = os.path.join(ctx.base, f"mariadb-{count}.sql")
+    if not os.path.exists(path):
+        with open(path, "w") as out:
+            out.write("CREATE DATABASE bench;\nUSE bench;\n")
+            out.write("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(40), value INT)"
+                      " ENGINE=InnoDB;\n")
+            for i in range(count):
+                out.write(f"INSERT INTO t VALUES ({i},'name-{i}',{i * 7919 % 100000});\n")
+    return path
+
+
+def describe(ctx):
+    return {"total": MEASURES[0][1], "import": MEASURES[1][1].format(rows=rows(ctx))}
+
+
+def server(ctx, data, sockets, extra):
+    return ["mariadbd", "--no-defaults", f"--datadir={data}",
+            f"--socket={sockets}/mysqld.sock", f"--pid-file={sockets}/mysqld.pid",
+            "--skip-networking", "--user=mysql",
+            f"--log-error={os.path.join(ctx.base, 'mariadb.log')}"] + extra
+
+
+def start(ctx, argv, sockets):
+    process = ctx.start(argv, os.path.join(ctx.base, "mariadb.out"))
+    wait_until(lambda: socket_answers(f"{sockets}/mysqld.sock"), process, "mariadbd")
+    return process, read_pid(f"{sockets}/mysqld.pid") or process.pid
+
+
+def client(sockets):
+    return ["mariadb", "--no-defaults", "-S", f"{sockets}/mysqld.sock", "-u", "root"]
+
+
+def run(ctx, variant, trace=None):
+    count = rows(ctx, probe=trace is not None)
+    sql = dump(ctx, count)
+    data = ctx.fresh_dir(variant, "mariadb-data", owner="mysql")
+    sockets = ctx.fresh_dir(variant, "mariadb-sock", owner="mysql")
+    pre = (trace or []) + variant.prefix
+    knobs = KNOBS if variant.knobs else []
+    times = {}
+
+    times["install"], _ = timed(pre + ["mariadb-install-db", "--no-defaults", f"--datadir={data}",
+                                     "--user=mysql", "--auth-root-authentication-method=normal",
+                                     "--skip-test-db", "--skip-name-resolve"] + knobs)
+    begin = time.perf_counter()
+    process, pid = start(ctx, pre + server(ctx, data, sockets, knobs), sockets)
+    times["start"] = time.perf_counter() - begin
+    mapped = library_mapped(pid, variant.library) if variant.library else None
+    times["import"], _ = timed(variant.prefix + client(sockets), stdin=sql)
+    begin = time.perf_counter()
+    stop(process, pid, signal.SIGTERM)
+    times["shutdown"] = time.perf_counter() - begin
+
+    if trace is None:
+        verify(ctx, data, sockets, count)
+    result = {"total": sum(times.values()), "import": times["import"]}
+    result.update({f"phase {name}": value for name, value in times.items()})
+    return result, mapped
+
+
+def verify(ctx, data, sockets, count):
+    """Restart without the library and count every row."""
+    process, pid = start(ctx, server(ctx, data, sockets, []), sockets)
+    query = "SELECT COUNT(*), SUM(id) FROM bench.t"
+    _, out = timed(client(sockets) + ["-N", "-B", "-e", query])
+    stop(process, pid, signal.SIGTERM)
+    expected = f"{count}\t{count * (count - 1) // 2}"
+    if out.strip() != expected:
+        raise RuntimeError(f"mariadb: after restart found {out.strip()!r}, expected {expected!r}")

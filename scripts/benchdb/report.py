@@ -1,0 +1,100 @@
+"""The markdown report: medians, spread, speedup against plain, ratio to tmpfs.
+
+"ratio to tmpfs" is the variant's cost divided by the tmpfs variant's (time,
+or 1/tps): 1.00 is as fast as having no disk at all, 1.05 is 5% slower.
+"""
+
+import statistics
+
+PROOF_NOTE = (
+    "proof: a short run of the same workload under `strace -f` counted the durability "
+    "requests that still reached the kernel; \"library mapped\" is read from the "
+    "server's /proc/PID/maps during the timed runs."
+)
+
+
+def summarize(values, higher_is_better):
+    """Median, min, max, and the cost (time, or 1/throughput) of the median."""
+    median = statistics.median(values)
+    cost = 1 / median if higher_is_better else median
+    return {"median": median, "min": min(values), "max": max(values), "cost": cost}
+
+
+def measure_rows(results, key, unit):
+    """One row per variant for measure `key`, with speedups filled in."""
+    higher = unit == "tps"
+    rows = {}
+    for variant, outcome in results.items():
+        values = [run[key] for run in outcome["runs"]]
+        rows[variant] = summarize(values, higher)
+    plain = rows.get("plain", {}).get("cost")
+    tmpfs = rows.get("tmpfs", {}).get("cost")
+    for row in rows.values():
+        row["speedup"] = plain / row["cost"] if plain else None
+        row["to_tmpfs"] = row["cost"] / tmpfs if tmpfs else None
+    return rows
+
+
+def number(value, unit):
+    if unit == "tps":
+        return f"{value:,.0f}"
+    return f"{value:.2f}" if value < 100 else f"{value:.0f}"
+
+
+def ratio(value):
+    return "–" if value is None else f"{value:.2f}x"
+
+
+def table(workloads, results, describe_all):
+    """The whole report for the workloads that ran, as markdown lines."""
+    lines = ["| workload | variant | median | spread (min–max) | speedup vs plain "
+             "| ratio to tmpfs | proof |", "|---|---|--:|--:|--:|--:|---|"]
+    for module in workloads:
+        outcome = results.get(module.NAME)
+        if not outcome:
+            continue
+        titles = describe_all[module.NAME]
+        for key, _, unit in module.MEASURES:
+            rows = measure_rows(outcome, key, unit)
+            for variant, row in rows.items():
+                suffix = " tps" if unit == "tps" else " s"
+                spread = f"{number(row['min'], unit)}–{number(row['max'], unit)}"
+                lines.append(
+                    f"| {titles[key]} | {variant} | {number(row['median'], unit)}{suffix} "
+                    f"| {spread} | {ratio(row['speedup'])} | {ratio(row['to_tmpfs'])} "
+                    f"| {outcome[variant]['proof']} |"
+                )
+    return lines
+
+
+def phases(workloads, results):
+    """Median seconds of each phase, per variant: where the time goes."""
+    lines = []
+    for module in workloads:
+        outcome = results.get(module.NAME)
+        if not outcome:
+            continue
+        names = [k for k in next(iter(outcome.values()))["runs"][0] if k.startswith("phase ")]
+        if not names:
+            continue
+        lines += ["", f"{module.NAME} phases (median seconds):", "",
+                  "| variant | " + " | ".join(n[6:] for n in names) + " |",
+                  "|---|" + "--:|" * len(names)]
+        for variant, data in outcome.items():
+            cells = [f"{statistics.median(r[n] for r in data['runs']):.2f}" for n in names]
+            lines.append(f"| {variant} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def chart_data(workloads, results, describe_all):
+    """(title, unit, [(variant, median, min, max, speedup)]) for each measure."""
+    panels = []
+    for module in workloads:
+        outcome = results.get(module.NAME)
+        if not outcome:
+            continue
+        for key, _, unit in module.MEASURES:
+            rows = measure_rows(outcome, key, unit)
+            bars = [(v, r["median"], r["min"], r["max"], r["speedup"]) for v, r in rows.items()]
+            panels.append((describe_all[module.NAME][key], unit, bars))
+    return panels

@@ -1,0 +1,94 @@
+"""What the bench needs on the machine, and what it records about it.
+
+On Debian or Ubuntu, as root, missing database packages are installed with
+apt-get. A package's maintainer scripts would start the system's own
+service; a policy-rc.d that refuses is put in place for the install (and
+removed after, if we created it), so no system service is started.
+"""
+
+import glob
+import os
+import platform
+import shutil
+import subprocess
+
+from .common import say
+
+NEEDS = {  # program -> Debian package
+    "sqlite": {"sqlite3": "sqlite3", "strace": "strace"},
+    "postgres": {"pgbench": "postgresql-contrib", "initdb": "postgresql", "strace": "strace"},
+    "mariadb": {"mariadbd": "mariadb-server", "mariadb": "mariadb-client", "strace": "strace"},
+}
+POLICY = "/usr/sbin/policy-rc.d"
+
+
+def present(program):
+    """On PATH, or in a versioned PostgreSQL directory (Debian's layout)."""
+    return bool(shutil.which(program) or glob.glob(f"/usr/lib/postgresql/*/bin/{program}"))
+
+
+def ensure(workloads, install):
+    missing = sorted({package for name in workloads for program, package in NEEDS[name].items()
+                      if not present(program)})
+    if not missing:
+        return
+    if not install or os.geteuid() != 0 or not shutil.which("apt-get"):
+        raise SystemExit(f"bench-db: missing packages: {' '.join(missing)} "
+                         "(run as root on Debian/Ubuntu to install them, or install them)")
+    say(f"installing {' '.join(missing)}")
+    created = not os.path.exists(POLICY)
+    if created:
+        with open(POLICY, "w") as policy:
+            policy.write("#!/bin/sh\n# bench-db: no service starts during its install\nexit 101\n")
+        os.chmod(POLICY, 0o755)
+    try:
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends"] + missing,
+                       check=True, env=env, stdout=subprocess.DEVNULL)
+    finally:
+        if created:
+            os.remove(POLICY)
+
+
+def output(argv):
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        return (done.stdout or done.stderr).strip().splitlines()[0]
+    except (OSError, IndexError, subprocess.TimeoutExpired):
+        return "?"
+
+
+def package_version(path):
+    owner = output(["dpkg-query", "-S", os.path.realpath(path)]).split(":")[0]
+    if owner in ("?", "") or " " in owner:
+        return os.path.basename(path)
+    return f"{owner} {output(['dpkg-query', '-W', '-f=${Version}', owner])}"
+
+
+def machine(ctx, pg_bindir):
+    """Date, machine and versions, one line each, for the report."""
+    cpu = "?"
+    with open("/proc/cpuinfo") as info:
+        for line in info:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as info:
+        memory = int(info.readline().split()[1]) // 1024 // 1024
+    fs = output(["stat", "-f", "-c", "%T", ctx.disk])
+    device = output(["findmnt", "-n", "-o", "SOURCE,FSTYPE", "-T", ctx.disk])
+    lines = [
+        f"date: {output(['date', '-u', '+%Y-%m-%d %H:%M UTC'])}",
+        f"machine: {cpu}, {os.cpu_count()} CPUs, {memory} GiB RAM, kernel {platform.release()}",
+        f"data on disk: {ctx.disk} on {device or fs}; tmpfs variant: a private tmpfs mount",
+        f"os: {output(['sh', '-c', '. /etc/os-release; echo $PRETTY_NAME'])}",
+        f"eatmydata: {output(['git', '-C', ctx.root, 'describe', '--always', '--dirty'])}"
+        f" ({output(['rustc', '--version'])})",
+        f"sqlite3: {output(['sqlite3', '--version']).split()[0]}",
+        f"postgresql: {output([pg_bindir + '/postgres', '--version']) if pg_bindir else '-'}",
+        f"mariadb: {output(['mariadbd', '--version'])}",
+    ]
+    for spec in ctx.args.compare:
+        lines.append(f"compared: {spec} ({package_version(spec.rpartition('=')[2])})")
+    return lines

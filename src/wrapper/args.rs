@@ -9,6 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::error::Error;
+use crate::mode::Choice;
 
 pub const HELP: &str = "\
 Usage: eatmydata [OPTIONS] [--] COMMAND [ARGS]...
@@ -20,9 +21,17 @@ O_DIRECT, RWF_SYNC and RWF_DSYNC are dropped. Data reaches the disk when
 the kernel writes it back: a crash or power loss before then loses it, a
 clean shutdown does not.
 
+Programs that make their system calls themselves, statically linked ones
+and every Go program, never see the library. For them a seccomp filter
+answers fsync, fdatasync, sync, syncfs, sync_file_range and msync with
+success without running them, in COMMAND and everything it starts. It is
+turned on by itself when COMMAND is such a program, and said so on stderr.
+
 Options:
   -v, --verbose      say on stderr what is run, and with which library
       --keep-direct  keep O_DIRECT (sets EATMYDATA_KEEP_DIRECT=1)
+      --seccomp      install the seccomp filter too, whatever COMMAND is
+      --no-seccomp   never install it, not even for a static or Go program
   -h, --help         print this help and exit
   -V, --version      print the version and exit
 
@@ -53,6 +62,7 @@ pub struct Invocation {
     pub args: Vec<OsString>,
     pub verbose: bool,
     pub keep_direct: bool,
+    pub seccomp: Choice,
 }
 
 /// The name this program answers to; any other is a command's (symlink mode).
@@ -71,9 +81,10 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> 
             args: argv.collect(),
             verbose: false,
             keep_direct: false,
+            seccomp: Choice::Auto,
         }));
     }
-    let (mut verbose, mut keep_direct) = (false, false);
+    let (mut verbose, mut keep_direct, mut seccomp) = (false, false, Choice::Auto);
     let command = loop {
         let Some(arg) = argv.next() else {
             return Err(Error::Usage("no command given".into()));
@@ -87,6 +98,8 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> 
             b"-V" | b"--version" => return Ok(Action::Version),
             b"-v" | b"--verbose" => verbose = true,
             b"--keep-direct" => keep_direct = true,
+            b"--seccomp" => seccomp = Choice::On,
+            b"--no-seccomp" => seccomp = Choice::Off,
             [b'-', _, ..] => {
                 return Err(Error::Usage(format!(
                     "unknown option '{}'",
@@ -101,6 +114,7 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> 
         args: argv.collect(),
         verbose,
         keep_direct,
+        seccomp,
     }))
 }
 
@@ -118,6 +132,7 @@ mod tests {
             args: args.iter().map(OsString::from).collect(),
             verbose: false,
             keep_direct: false,
+            seccomp: Choice::Auto,
         })
     }
 
@@ -149,6 +164,22 @@ mod tests {
             parse_strs(&["/usr/bin/eatmydata", "-V"]).unwrap(),
             Action::Version
         );
+    }
+
+    #[test]
+    fn the_last_seccomp_option_wins() {
+        let choice = |args: &[&str]| match parse_strs(args).unwrap() {
+            Action::Run(invocation) => invocation.seccomp,
+            other => panic!("expected a command, got {other:?}"),
+        };
+        assert_eq!(choice(&["eatmydata", "true"]), Choice::Auto);
+        assert_eq!(choice(&["eatmydata", "--seccomp", "true"]), Choice::On);
+        assert_eq!(choice(&["eatmydata", "--no-seccomp", "true"]), Choice::Off);
+        assert_eq!(
+            choice(&["eatmydata", "--no-seccomp", "--seccomp", "true"]),
+            Choice::On
+        );
+        assert_eq!(choice(&["eatmydata", "true", "--seccomp"]), Choice::Auto);
     }
 
     #[test]

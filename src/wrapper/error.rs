@@ -22,6 +22,8 @@ pub enum Error {
     NotFound(OsString),
     /// The command exists but cannot be executed.
     CannotRun(OsString, io::Error),
+    /// The seccomp filter could not be built or installed.
+    Seccomp(String),
 }
 
 impl Error {
@@ -30,7 +32,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Usage(_) => 2,
-            Error::LibraryMissing { .. } | Error::LibraryPath(_) => 125,
+            Error::LibraryMissing { .. } | Error::LibraryPath(_) | Error::Seccomp(_) => 125,
             // A missing interpreter is "not found" too, as env(1) counts it.
             Error::CannotRun(_, error) if error.raw_os_error() == Some(libc::ENOENT) => 127,
             Error::CannotRun(..) => 126,
@@ -79,12 +81,13 @@ impl fmt::Display for Error {
             Error::CannotRun(command, error) => {
                 write!(f, "{}: {}", command.to_string_lossy(), plain(error))
             }
+            Error::Seccomp(reason) => write!(f, "cannot install the seccomp filter: {reason}"),
         }
     }
 }
 
 /// An I/O error's text without Rust's " (os error N)".
-fn plain(error: &io::Error) -> String {
+pub fn plain(error: &io::Error) -> String {
     let text = error.to_string();
     match text.find(" (os error") {
         Some(at) => text[..at].to_string(),

@@ -7,6 +7,10 @@
 //! (`/usr/local/bin/dpkg -> eatmydata`), it runs that command from later in
 //! `PATH` instead.
 //!
+//! A statically linked or Go program, which `LD_PRELOAD` cannot reach, gets
+//! a seccomp filter as well (`--seccomp` asks for it, `--no-seccomp` not);
+//! see `mode.rs`.
+//!
 //! `no_main`: the Rust runtime would set SIGPIPE to be ignored before `main`,
 //! and the command would inherit that; `env(1)` passes on what it was given.
 
@@ -15,11 +19,14 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod args;
+mod elf;
 mod error;
 mod exec;
 mod library;
+mod mode;
 mod preload;
 mod search;
+mod seccomp;
 
 use args::{Action, Invocation};
 use error::Error;
@@ -62,16 +69,33 @@ fn launch(invocation: Invocation) -> Result<(), Error> {
     let library = library::locate()?;
     let program = search::resolve(&invocation.command)?;
     let preload = preload::with_library(&library, std::env::var_os("LD_PRELOAD").as_deref())?;
+    let decision = mode::decide(
+        invocation.seccomp,
+        &invocation.command,
+        elf::kind(&program),
+        mode::set_id_of(&program),
+    );
+    for notice in &decision.notices {
+        eprintln!("eatmydata: {notice}");
+    }
     if invocation.verbose {
         eprintln!(
-            "eatmydata: running {} with {} preloaded",
+            "eatmydata: running {} with {} preloaded{}",
             program.display(),
-            library.display()
+            library.display(),
+            if decision.seccomp {
+                format!(" and the seccomp filter ({})", seccomp::abi_names())
+            } else {
+                String::new()
+            }
         );
     }
     let mut settings = vec![(preload::VARIABLE, preload)];
     if invocation.keep_direct {
         settings.push(("EATMYDATA_KEEP_DIRECT", "1".into()));
+    }
+    if decision.seccomp {
+        install_filter()?;
     }
     Err(exec::replace_process(
         &program,
@@ -79,4 +103,17 @@ fn launch(invocation: Invocation) -> Result<(), Error> {
         &invocation.args,
         &settings,
     ))
+}
+
+/// Installs the seccomp filter on this process, for the command to inherit.
+fn install_filter() -> Result<(), Error> {
+    let program = seccomp::program().map_err(Error::Seccomp)?;
+    match seccomp::install(&program) {
+        Ok(seccomp::NoNewPrivs::Set) => {
+            eprintln!("eatmydata: {}", mode::NO_NEW_PRIVS_NOTICE);
+            Ok(())
+        }
+        Ok(seccomp::NoNewPrivs::Untouched) => Ok(()),
+        Err(error) => Err(Error::Seccomp(error::plain(&error))),
+    }
 }

@@ -1,0 +1,188 @@
+//! ELF files built byte by byte, one fact each, in both classes.
+
+use super::*;
+use std::fs;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A file of ours under the system's temporary folder, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(bytes: &[u8]) -> Scratch {
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNT.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("eatmydata-elf-{}-{n}", std::process::id()));
+        fs::write(&path, bytes).unwrap();
+        Scratch(path)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
+/// What to put in a synthetic ELF file.
+#[derive(Default)]
+struct Spec {
+    is32: bool,
+    big_endian: bool,
+    interp: bool,
+    go_section: bool,
+    go_magic_in_data: bool,
+}
+
+/// Lays out: header, program headers, data segment, names, section headers.
+fn build(spec: &Spec) -> Vec<u8> {
+    let is64 = !spec.is32;
+    let (ehsize, phentsize, shentsize) = if is64 { (64, 56, 64) } else { (52, 32, 40) };
+    let put = |out: &mut Vec<u8>, at: usize, value: u64, size: usize| {
+        let bytes = value.to_be_bytes();
+        let mut field = bytes[8 - size..].to_vec();
+        if !spec.big_endian {
+            field.reverse();
+        }
+        out[at..at + size].copy_from_slice(&field);
+    };
+    let word = if is64 { 8 } else { 4 };
+    let phnum = 2;
+    let phoff = ehsize;
+    let data_off = phoff + phnum * phentsize;
+    let data_len = 64;
+    let names_off = data_off + data_len;
+    let names = b"\0.text\0.go.buildinfo\0.shstrtab\0";
+    let shoff = names_off + names.len();
+    let shnum = 3;
+    let mut out = vec![0u8; shoff + shnum * shentsize];
+    out[..4].copy_from_slice(b"\x7fELF");
+    out[4] = if is64 { 2 } else { 1 };
+    out[5] = if spec.big_endian { 2 } else { 1 };
+    let (ph, sh, sizes) = if is64 {
+        (0x20, 0x28, 0x36)
+    } else {
+        (0x1c, 0x20, 0x2a)
+    };
+    put(&mut out, ph, phoff as u64, word);
+    put(&mut out, sh, shoff as u64, word);
+    for (i, value) in [phentsize, phnum, shentsize, shnum, 2].iter().enumerate() {
+        put(&mut out, sizes + 2 * i, *value as u64, 2);
+    }
+    // Program header 0: PT_INTERP or PT_NOTE; 1: a writable PT_LOAD.
+    let (flags_at, offset_at, filesz_at) = if is64 { (4, 8, 0x20) } else { (0x18, 4, 0x10) };
+    put(&mut out, phoff, if spec.interp { 3 } else { 4 }, 4);
+    let load = phoff + phentsize;
+    put(&mut out, load, 1, 4);
+    put(&mut out, load + flags_at, 6, 4);
+    put(&mut out, load + offset_at, data_off as u64, word);
+    put(&mut out, load + filesz_at, data_len as u64, word);
+    if spec.go_magic_in_data {
+        out[data_off + 16..data_off + 16 + GO_BUILDINFO_MAGIC.len()]
+            .copy_from_slice(GO_BUILDINFO_MAGIC);
+    }
+    out[names_off..names_off + names.len()].copy_from_slice(names);
+    // Section 1 is named .text, or .go.buildinfo; section 2 the names.
+    let (name_off, sect_off, sect_size) = if is64 {
+        (0, 0x18, 0x20)
+    } else {
+        (0, 0x10, 0x14)
+    };
+    let s1 = shoff + shentsize;
+    put(
+        &mut out,
+        s1 + name_off,
+        if spec.go_section { 7 } else { 1 },
+        4,
+    );
+    let s2 = shoff + 2 * shentsize;
+    put(&mut out, s2 + name_off, 21, 4);
+    put(&mut out, s2 + sect_off, names_off as u64, word);
+    put(&mut out, s2 + sect_size, names.len() as u64, word);
+    out
+}
+
+fn kind_of(spec: &Spec) -> Kind {
+    let file = Scratch::new(&build(spec));
+    kind(&file.0)
+}
+
+#[test]
+fn an_interpreter_means_dynamic_and_none_static() {
+    for (is32, big_endian) in [(false, false), (true, false), (false, true), (true, true)] {
+        let base = Spec {
+            is32,
+            big_endian,
+            ..Spec::default()
+        };
+        let dynamic = Spec {
+            interp: true,
+            ..base
+        };
+        assert_eq!(
+            kind_of(&dynamic),
+            Kind::Dynamic,
+            "32: {is32} BE: {big_endian}"
+        );
+        let static_ = Spec {
+            is32,
+            big_endian,
+            ..Spec::default()
+        };
+        assert_eq!(
+            kind_of(&static_),
+            Kind::Static,
+            "32: {is32} BE: {big_endian}"
+        );
+    }
+}
+
+#[test]
+fn go_is_found_by_section_or_by_magic_even_when_dynamic() {
+    for is32 in [false, true] {
+        let by_section = Spec {
+            is32,
+            interp: true,
+            go_section: true,
+            ..Spec::default()
+        };
+        assert_eq!(kind_of(&by_section), Kind::Go);
+        let by_magic = Spec {
+            is32,
+            interp: true,
+            go_magic_in_data: true,
+            ..Spec::default()
+        };
+        assert_eq!(kind_of(&by_magic), Kind::Go);
+    }
+}
+
+#[test]
+fn anything_else_is_unknown() {
+    assert_eq!(kind(Path::new("/nonexistent/program")), Kind::Unknown);
+    let text = Scratch::new(b"just some text\n");
+    assert_eq!(kind(&text.0), Kind::Unknown);
+    let truncated = Scratch::new(&build(&Spec::default())[..40]);
+    assert_eq!(kind(&truncated.0), Kind::Unknown);
+}
+
+#[test]
+fn a_script_is_its_interpreter() {
+    let elf = Scratch::new(&build(&Spec::default()));
+    let mut script = b"#! ".to_vec();
+    script.extend(elf.0.as_os_str().as_encoded_bytes());
+    script.extend(b" -x\necho hi\n");
+    let script = Scratch::new(&script);
+    assert_eq!(kind(&script.0), Kind::Static);
+    // A script naming itself ends at the kernel's depth limit.
+    let looping = Scratch::new(b"");
+    let mut own = b"#!".to_vec();
+    own.extend(looping.0.as_os_str().as_encoded_bytes());
+    fs::write(&looping.0, own).unwrap();
+    assert_eq!(kind(&looping.0), Kind::Unknown);
+}
+
+#[test]
+fn this_test_program_is_dynamic() {
+    let exe = std::env::current_exe().unwrap();
+    assert_eq!(kind(&exe), Kind::Dynamic);
+}

@@ -1,0 +1,137 @@
+//! Whether the command runs with the seccomp filter as well as the library,
+//! and what the user is told about it: never nothing when the library alone
+//! cannot work.
+//!
+//! A statically linked or Go program turns seccomp mode on by itself (said
+//! once on stderr; `--no-seccomp` keeps it off): the user asked for the
+//! command's syncs to be free, and refusing would only break the scripts
+//! that ask. A setuid or setgid command makes the loader ignore
+//! `LD_PRELOAD`, and is reported with the order that works.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use crate::elf::Kind;
+
+/// What the command line said about seccomp mode.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Choice {
+    /// Nothing: on when the command needs it.
+    Auto,
+    /// `--seccomp`.
+    On,
+    /// `--no-seccomp`.
+    Off,
+}
+
+/// What will be done, and what to say first.
+#[derive(Debug, PartialEq)]
+pub struct Decision {
+    pub seccomp: bool,
+    pub notices: Vec<String>,
+}
+
+/// The identities the kernel compares on exec: ours, and the file's owner
+/// and mode bits.
+#[derive(Clone, Copy, Debug)]
+pub struct Ids {
+    pub ruid: u32,
+    pub rgid: u32,
+    pub euid: u32,
+    pub egid: u32,
+}
+
+impl Ids {
+    pub fn current() -> Ids {
+        // SAFETY: these four calls cannot fail and touch no memory.
+        unsafe {
+            Ids {
+                ruid: libc::getuid(),
+                rgid: libc::getgid(),
+                euid: libc::geteuid(),
+                egid: libc::getegid(),
+            }
+        }
+    }
+}
+
+/// "setuid" or "setgid" when executing a file with this `mode`, `uid` and
+/// `gid` changes who we are, so that the loader runs in secure mode and
+/// ignores `LD_PRELOAD`. Root running a setuid-root program changes nothing.
+pub fn set_id_bit(mode: u32, uid: u32, gid: u32, ids: Ids) -> Option<&'static str> {
+    let new_euid = if mode & libc::S_ISUID != 0 {
+        uid
+    } else {
+        ids.euid
+    };
+    // Set-group-ID without group execute means mandatory locking, not setgid.
+    let setgid = mode & libc::S_ISGID != 0 && mode & libc::S_IXGRP != 0;
+    let new_egid = if setgid { gid } else { ids.egid };
+    if new_euid != ids.ruid {
+        Some("setuid")
+    } else if new_egid != ids.rgid {
+        Some("setgid")
+    } else {
+        None
+    }
+}
+
+/// The set-id bit of the file at `program` that would matter, if any.
+pub fn set_id_of(program: &Path) -> Option<&'static str> {
+    let metadata = fs::metadata(program).ok()?;
+    set_id_bit(
+        metadata.mode(),
+        metadata.uid(),
+        metadata.gid(),
+        Ids::current(),
+    )
+}
+
+/// Decides for `command` (as typed), of `kind`, set-id or not.
+pub fn decide(choice: Choice, command: &OsStr, kind: Kind, set_id: Option<&str>) -> Decision {
+    let name = command.to_string_lossy();
+    let mut notices = Vec::new();
+    if let Some(bit) = set_id {
+        notices.push(format!(
+            "{name} is {bit}, so the loader ignores LD_PRELOAD in it and eatmydata \
+             has no effect on it or on what it runs; put eatmydata after it, as in \
+             '{name} eatmydata COMMAND...' (for example 'sudo eatmydata apt-get ...')"
+        ));
+        // Under no_new_privs a set-id program would lose its privileges:
+        // seccomp mode only when asked for.
+        return Decision {
+            seccomp: choice == Choice::On,
+            notices,
+        };
+    }
+    let what = match kind {
+        Kind::Static => "statically linked",
+        Kind::Go => "a Go program",
+        Kind::Dynamic | Kind::Unknown => {
+            return Decision {
+                seccomp: choice == Choice::On,
+                notices,
+            };
+        }
+    };
+    if choice == Choice::Auto {
+        notices.push(format!(
+            "{name} is {what}, which LD_PRELOAD cannot reach; \
+             using seccomp mode (--seccomp) for it, --no-seccomp turns this off"
+        ));
+    }
+    Decision {
+        seccomp: choice != Choice::Off,
+        notices,
+    }
+}
+
+/// What `no_new_privs` means for the programs below, said when we set it.
+pub const NO_NEW_PRIVS_NOTICE: &str = "seccomp mode set no_new_privs, as the kernel \
+requires without CAP_SYS_ADMIN: setuid and setgid programs started under it (sudo, su, \
+passwd) run without their privileges, and may fail; run eatmydata as root to avoid this";
+
+#[cfg(test)]
+mod tests;

@@ -117,7 +117,7 @@ int main(int argc, char **argv)
 	}
 	if (argc != 5)
 		return 2;
-	self = "/proc/self/exe";
+	self = argv[0]; /* a path: valgrind runs us as its own /proc/self/exe */
 	dir = argv[1];
 	tag = argv[2];
 	int threads = atoi(argv[3]);

@@ -66,56 +66,67 @@ fn assert_nothing_synced(outcome: &Outcome, dir: &Path) {
     );
 }
 
-/// `LD_PRELOAD` with our library and another, in that order.
-fn preload_list(first: &Path, second: &Path) -> String {
-    format!("{}:{}", first.display(), second.display())
-}
-
 #[test]
 fn syncs_in_another_librarys_constructor_are_eaten_in_either_preload_order() {
     let other = common::probe("field_ctor_lib", &["-shared", "-fPIC", "-pthread"]);
     let ours = common::library();
-    let check_files = |dir: &TempDir| {
+    // The other library's constructor under `preload`, traced or (so that
+    // its 16 threads really run at once) not.
+    let run = |preload: &str, trace: bool| {
+        let dir = TempDir::new("field-ctor");
+        let mut run = Run::new("true").env("LD_PRELOAD", preload);
+        if trace {
+            run = run.trace(SYNCS);
+        }
+        let outcome = run.env("FIELD_DIR", dir.path()).run().success();
+        assert_eq!(outcome.stdout(), "constructor: 17 files\n", "{preload}");
         for n in 0..17 {
             let path = dir.join(format!("ctor-{n}"));
             let written = fs::read_to_string(&path).expect("the constructor wrote its file");
             assert_eq!(written, path.to_str().unwrap());
         }
+        (dir, outcome)
     };
-    for list in [preload_list(&ours, &other), preload_list(&other, &ours)] {
-        // Untraced, the 16 threads really run at once.
-        let dir = TempDir::new("field-ctor");
-        let run = Run::new("true")
-            .env("LD_PRELOAD", &list)
-            .env("FIELD_DIR", dir.path());
-        assert_eq!(
-            run.run().success().stdout(),
-            "constructor: 17 files\n",
-            "{list}"
-        );
-        check_files(&dir);
-
-        let dir = TempDir::new("field-ctor");
-        let outcome = Run::new("true")
-            .env("LD_PRELOAD", &list)
-            .env("FIELD_DIR", dir.path())
-            .trace(SYNCS)
-            .run()
-            .success();
+    let (ours, other) = (ours.display(), other.display());
+    for preload in [format!("{ours}:{other}"), format!("{other}:{ours}")] {
+        run(&preload, false);
+        let (dir, outcome) = run(&preload, true);
         assert_nothing_synced(&outcome, dir.path());
-        check_files(&dir);
     }
 
     // Control: the other library alone, and every sync reaches the kernel.
-    let dir = TempDir::new("field-ctor");
-    let outcome = Run::new("true")
-        .env("LD_PRELOAD", &other)
-        .env("FIELD_DIR", dir.path())
-        .trace(SYNCS)
-        .run()
-        .success();
+    let (dir, outcome) = run(&other.to_string(), true);
     assert_eq!(started(&outcome, "fsync"), 17);
     assert_eq!(started(&outcome, "fdatasync"), 17);
+    assert_eq!(sync_opens(&outcome, dir.path()).len(), 17);
+}
+
+#[test]
+fn a_plugin_loaded_with_dlopen_can_sync_from_threads_in_its_constructor() {
+    // dlopen holds the loader's lock while the constructor runs and waits
+    // for its threads: a hook that looked its next definition up only then
+    // (dlsym takes the same lock) would hang, so `timeout` ends the run.
+    let plugin = common::probe("field_ctor_lib", &["-shared", "-fPIC", "-pthread"]);
+    let host = common::probe("field_dlopen", &["-ldl"]);
+    let load = |dir: &TempDir, preload: bool| {
+        let outcome = Run::new("timeout")
+            .arg("30")
+            .arg(&host)
+            .arg(&plugin)
+            .env("FIELD_DIR", dir.path())
+            .preload(preload)
+            .trace(SYNCS)
+            .run()
+            .success();
+        assert_eq!(outcome.stdout(), "constructor: 17 files\nloaded\n");
+        outcome
+    };
+    let dir = TempDir::new("field-dlopen");
+    assert_nothing_synced(&load(&dir, true), dir.path());
+
+    let dir = TempDir::new("field-dlopen");
+    let outcome = load(&dir, false);
+    assert_eq!(started(&outcome, "fsync"), 17);
     assert_eq!(sync_opens(&outcome, dir.path()).len(), 17);
 }
 

@@ -233,7 +233,9 @@ fn cancel(call: &str, state: &str) -> String {
         .into_iter()
         .map(|preload| {
             let dir = TempDir::new("field-cancel");
-            let run = Run::new(&cancel).arg(dir.path()).args([call, state]);
+            // A thread that is never cancelled would hang its join.
+            let run = Run::new("timeout").arg("30").arg(&cancel);
+            let run = run.arg(dir.path()).args([call, state]);
             run.preload(preload).run().success().stdout()
         })
         .collect();

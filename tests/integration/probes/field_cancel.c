@@ -84,10 +84,13 @@ static void wait_in_syscall(long number)
 	for (;;) {
 		FILE *f = fopen(where, "r");
 		long seen = -1;
-		if (f && fgets(line, sizeof line, f))
+		if (!f) {
+			perror(where);
+			exit(5);
+		}
+		if (fgets(line, sizeof line, f))
 			seen = strtol(line, NULL, 10);
-		if (f)
-			fclose(f);
+		fclose(f);
 		if (seen == number)
 			return;
 		usleep(1000);

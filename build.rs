@@ -38,10 +38,12 @@ fn main() {
         "cargo:rustc-cdylib-link-arg=-Wl,--version-script={}",
         manifest.join(exports).display()
     );
+    // libc is named here rather than left to the libc crate, whose `std`
+    // feature (turned on by another dependency) stops it linking libc.
     // Before glibc 2.34, dlsym and pthread_testcancel lived in libdl and
     // libpthread; on a newer glibc these are empty stubs, kept for this.
     println!(
-        "cargo:rustc-cdylib-link-arg=-Wl,--no-as-needed,-l:libdl.so.2,-l:libpthread.so.0,--as-needed"
+        "cargo:rustc-cdylib-link-arg=-Wl,--no-as-needed,-l:libdl.so.2,-l:libpthread.so.0,-lc,--as-needed"
     );
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,now,-z,relro");
 }

@@ -75,7 +75,7 @@ fn needs_no_glibc_newer_than_2_17() {
     let table = String::from_utf8(output.stdout).expect("objdump prints text");
     let mut versions = 0;
     for version in table
-        .split(|c| c == '(' || c == ')')
+        .split(['(', ')'])
         .filter(|s| s.starts_with("GLIBC_"))
     {
         versions += 1;

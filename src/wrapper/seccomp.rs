@@ -6,17 +6,21 @@
 //!
 //! The rules are a table: for each ABI a process can enter the kernel
 //! through, the architecture the kernel reports for it and its numbers for
-//! the calls. seccompiler compiles the numbers of each architecture into a
-//! BPF body. It would also check the architecture, but it answers any other
-//! one by killing the process, and a program may enter through another ABI
-//! legitimately (a 32-bit program, or `int $0x80` from 64-bit code). So the
-//! bodies sit behind a dispatch on the architecture of our own, in which an
-//! architecture not in the table is allowed unchanged.
+//! the calls. The program is classic BPF, written here rather than by
+//! seccompiler, for two reasons found when it was tried: seccompiler answers
+//! any architecture but its one by killing the process, when a program may
+//! enter through another ABI legitimately (a 32-bit program, or `int $0x80`
+//! from 64-bit code), so its output needed a dispatch of ours in front
+//! anyway; and its `libc` dependency turns on `libc/std`, which takes the
+//! link directives for libc.so away from the `no_std` preload library in
+//! this package (it then fails to link: `dlsym@GLIBC_2.2.5` undefined).
+//! The program is three instructions per call and is checked by running it
+//! in the unit tests.
 
 use std::collections::BTreeMap;
 use std::io;
 
-use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch, sock_filter};
+use libc::sock_filter;
 
 /// `seccomp_data.arch` values, from `<linux/audit.h>`.
 #[cfg(target_arch = "x86_64")]
@@ -105,68 +109,44 @@ pub const ABIS: &[Abi] = &[Abi {
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 compile_error!("seccomp mode knows the system call numbers of x86_64 and aarch64 only");
 
-/// seccompiler's name for our architecture; only its architecture check,
-/// which we take off, depends on it.
-#[cfg(target_arch = "x86_64")]
-const TARGET: TargetArch = TargetArch::x86_64;
-#[cfg(target_arch = "aarch64")]
-const TARGET: TargetArch = TargetArch::aarch64;
-
-// Classic BPF opcodes, from <linux/bpf_common.h>: BPF_LD (0) | BPF_W (0) |
-// BPF_ABS, BPF_JMP | BPF_JEQ | BPF_K (0), BPF_JMP | BPF_JA, BPF_RET | BPF_K.
-const BPF_LD_W_ABS: u16 = 0x20;
-const BPF_JEQ_K: u16 = 0x05 | 0x10;
-const BPF_JA: u16 = 0x05;
-const BPF_RET_K: u16 = 0x06;
-/// `offsetof(struct seccomp_data, arch)`.
+// Classic BPF opcodes, from <linux/bpf_common.h>.
+const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+const JA: u16 = (libc::BPF_JMP | libc::BPF_JA) as u16;
+const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+/// `offsetof(struct seccomp_data, nr)` and `arch`.
+const NR_OFFSET: u32 = 0;
 const ARCH_OFFSET: u32 = 4;
-const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
-const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
+/// The answer to a listed call: "fails" with errno 0, that is, returns 0.
+const RET_ZERO: u32 = libc::SECCOMP_RET_ERRNO;
+const RET_ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
 
 fn insn(code: u16, jt: u8, jf: u8, k: u32) -> sock_filter {
     sock_filter { code, jt, jf, k }
 }
 
-/// The architecture check seccompiler puts in front of a body.
-fn seccompiler_arch_check() -> [sock_filter; 3] {
-    [
-        insn(BPF_LD_W_ABS, 0, 0, ARCH_OFFSET),
-        insn(BPF_JEQ_K, 1, 0, TARGET_AUDIT_ARCH),
-        insn(BPF_RET_K, 0, 0, SECCOMP_RET_KILL_PROCESS),
-    ]
-}
-#[cfg(target_arch = "x86_64")]
-const TARGET_AUDIT_ARCH: u32 = AUDIT_ARCH_X86_64;
-#[cfg(target_arch = "aarch64")]
-const TARGET_AUDIT_ARCH: u32 = AUDIT_ARCH_AARCH64;
-
-/// The body for one architecture: its numbers answered with
-/// `SECCOMP_RET_ERRNO` and data 0, which the caller sees as a return of 0;
-/// any other number allowed.
-fn body(numbers: &[i64]) -> Result<BpfProgram, String> {
-    let rules: BTreeMap<i64, _> = numbers.iter().map(|&nr| (nr, Vec::new())).collect();
-    let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(0), TARGET)
-        .map_err(|error| error.to_string())?;
-    let program: BpfProgram = filter
-        .try_into()
-        .map_err(|error: seccompiler::BackendError| error.to_string())?;
-    match program.strip_prefix(&seccompiler_arch_check()[..]) {
-        Some(body) => Ok(body.to_vec()),
-        // Not the layout this module was written against: better no filter
-        // than one that kills other architectures.
-        None => {
-            Err("seccompiler's program does not open with the expected architecture check".into())
-        }
+/// One architecture's part: load the number; each listed number jumps to
+/// the final "return 0"; anything else falls through to "allow".
+fn body(numbers: &[u32]) -> Result<Vec<sock_filter>, String> {
+    let count = numbers.len();
+    let mut body = vec![insn(LD_W_ABS, 0, 0, NR_OFFSET)];
+    for (i, &nr) in numbers.iter().enumerate() {
+        // Past the comparisons after this one and the "allow".
+        let jt = u8::try_from(count - i).map_err(|_| "too many calls for one jump")?;
+        body.push(insn(JEQ_K, jt, 0, nr));
     }
+    body.push(insn(RET_K, 0, 0, RET_ALLOW));
+    body.push(insn(RET_K, 0, 0, RET_ZERO));
+    Ok(body)
 }
 
-/// The whole filter: load the architecture; jump to its body; allow any
-/// architecture not in `ABIS`.
-pub fn program() -> Result<BpfProgram, String> {
-    let mut by_arch: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
+/// The whole filter: load the architecture and jump to its part; any
+/// architecture not in `ABIS` is allowed.
+pub fn program() -> Result<Vec<sock_filter>, String> {
+    let mut by_arch: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     for abi in ABIS {
         let numbers = by_arch.entry(abi.arch).or_default();
-        numbers.extend(abi.calls.iter().map(|&(_, nr)| nr));
+        numbers.extend(abi.calls.iter().map(|&(_, nr)| nr as u32));
     }
     let bodies = by_arch
         .into_iter()
@@ -175,17 +155,17 @@ pub fn program() -> Result<BpfProgram, String> {
 
     // Two instructions per architecture, then the load and the final allow.
     let dispatch_len = 2 + 2 * bodies.len();
-    let mut program = vec![insn(BPF_LD_W_ABS, 0, 0, ARCH_OFFSET)];
+    let mut program = vec![insn(LD_W_ABS, 0, 0, ARCH_OFFSET)];
     let mut start = dispatch_len;
     for (arch, body) in &bodies {
         // Equal: fall through to the jump; not: skip it.
-        program.push(insn(BPF_JEQ_K, 0, 1, *arch));
+        program.push(insn(JEQ_K, 0, 1, *arch));
         // A jump goes to the instruction after it plus k.
         let k = start - (program.len() + 1);
-        program.push(insn(BPF_JA, 0, 0, k as u32));
+        program.push(insn(JA, 0, 0, k as u32));
         start += body.len();
     }
-    program.push(insn(BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW));
+    program.push(insn(RET_K, 0, 0, RET_ALLOW));
     for (_, body) in bodies {
         program.extend(body);
     }
@@ -202,20 +182,14 @@ pub enum NoNewPrivs {
     Set,
 }
 
-/// `struct sock_fprog` from `<linux/filter.h>`.
-#[repr(C)]
-struct SockFprog {
-    len: libc::c_ushort,
-    filter: *const sock_filter,
-}
-
 /// `seccomp(SECCOMP_SET_MODE_FILTER, flags, program)`.
 fn set_mode_filter(program: &[sock_filter], flags: libc::c_ulong) -> io::Result<()> {
     let len = libc::c_ushort::try_from(program.len())
         .map_err(|_| io::Error::from_raw_os_error(libc::E2BIG))?;
-    let fprog = SockFprog {
+    let fprog = libc::sock_fprog {
         len,
-        filter: program.as_ptr(),
+        // The kernel only reads through it.
+        filter: program.as_ptr().cast_mut(),
     };
     // SAFETY: `fprog` points at `len` instructions that outlive the call;
     // the kernel copies them and keeps no pointer.
@@ -224,7 +198,7 @@ fn set_mode_filter(program: &[sock_filter], flags: libc::c_ulong) -> io::Result<
             libc::SYS_seccomp,
             libc::SECCOMP_SET_MODE_FILTER,
             flags,
-            &fprog as *const SockFprog,
+            &fprog as *const libc::sock_fprog,
         )
     };
     if rc == 0 {

@@ -1,0 +1,3 @@
+module seccompprobe
+
+go 1.19

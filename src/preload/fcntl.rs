@@ -9,6 +9,7 @@
 use core::ffi::c_int;
 
 use crate::policy;
+use crate::report::{Skip, count};
 
 /// `flags` without the bits that ask each write to reach the disk.
 pub const fn without_sync(flags: c_int) -> c_int {
@@ -26,21 +27,23 @@ pub fn open_flags(flags: c_int) -> c_int {
     if !policy::eating() {
         return flags;
     }
-    let flags = without_sync(flags);
-    if policy::drop_direct() {
-        without_direct(flags)
-    } else {
-        flags
+    let buffered = without_sync(flags);
+    if buffered != flags {
+        count(Skip::SyncOpen);
     }
+    setfl_flags(buffered)
 }
 
 /// The `F_SETFL` argument to pass on, under this process's policy.
 pub fn setfl_flags(flags: c_int) -> c_int {
-    if policy::drop_direct() {
-        without_direct(flags)
-    } else {
-        flags
+    if !policy::drop_direct() {
+        return flags;
     }
+    let buffered = without_direct(flags);
+    if buffered != flags {
+        count(Skip::Direct);
+    }
+    buffered
 }
 
 /// `eatmydata_open_flags`: [`open_flags`] for the shim's open hooks.

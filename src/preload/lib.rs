@@ -17,6 +17,7 @@ mod fcntl;
 mod mman;
 mod next;
 mod policy;
+mod report;
 mod sync;
 mod syscall;
 mod uio;

@@ -6,6 +6,7 @@
 use core::ffi::c_int;
 
 use crate::policy;
+use crate::report::{Skip, count};
 
 /// `flags` with `MS_SYNC` turned into `MS_ASYNC`; a request with both, which
 /// the kernel refuses, is left for the kernel to refuse.
@@ -20,11 +21,14 @@ pub const fn without_sync(flags: c_int) -> c_int {
 /// `eatmydata_msync_flags`: the flags for the real msync, under the policy.
 #[unsafe(no_mangle)]
 pub extern "C" fn eatmydata_msync_flags(flags: c_int) -> c_int {
-    if policy::eating() {
-        without_sync(flags)
-    } else {
-        flags
+    if !policy::eating() {
+        return flags;
     }
+    let eaten = without_sync(flags);
+    if eaten != flags {
+        count(Skip::Msync);
+    }
+    eaten
 }
 
 #[cfg(test)]

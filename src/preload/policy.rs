@@ -1,12 +1,14 @@
-//! Whether this process eats its syncs, and whether it keeps `O_DIRECT`.
+//! Whether this process eats its syncs, keeps `O_DIRECT`, and reports.
 //!
-//! Two environment switches, read once per process and inherited by its
+//! Environment switches, read once per process and inherited by its
 //! children like any other variable:
 //!
 //! - `EATMYDATA_DISABLE=1` makes the library a pure pass-through, for images
 //!   that set `LD_PRELOAD` globally and want durability back for one command;
 //! - `EATMYDATA_KEEP_DIRECT=1` keeps `O_DIRECT`, which is otherwise dropped
-//!   because a database on direct I/O still waits for the disk on each write.
+//!   because a database on direct I/O still waits for the disk on each write;
+//! - `EATMYDATA_REPORT=FILE`, set by `eatmydata --report`, has each process
+//!   count what it skipped and append a line to FILE at exit.
 //!
 //! A hook may run before our constructor, so the switches are read lazily
 //! from `environ`, without `getenv` locks or allocation.
@@ -17,6 +19,7 @@ use core::sync::atomic::{AtomicU8, Ordering};
 const KNOWN: u8 = 1;
 const DISABLED: u8 = 2;
 const KEEP_DIRECT: u8 = 4;
+const REPORT: u8 = 8;
 
 static STATE: AtomicU8 = AtomicU8::new(0);
 
@@ -29,24 +32,27 @@ pub fn switch_on(value: &[u8]) -> bool {
     !value.is_empty() && value != b"0"
 }
 
+/// An environment entry `NAME=value` split in two.
+fn split_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
+    let at = entry.iter().position(|&b| b == b'=')?;
+    let (name, value) = entry.split_at(at);
+    Some((name, value.get(1..).unwrap_or_default()))
+}
+
 /// The state bits that an environment entry `NAME=value` contributes.
 pub fn bits_of(entry: &[u8]) -> u8 {
-    let (name, value) = match entry.iter().position(|&b| b == b'=') {
-        Some(at) => entry.split_at(at),
-        None => return 0,
-    };
-    let value = value.get(1..).unwrap_or_default();
-    match name {
-        b"EATMYDATA_DISABLE" if switch_on(value) => DISABLED,
-        b"EATMYDATA_KEEP_DIRECT" if switch_on(value) => KEEP_DIRECT,
+    match split_entry(entry) {
+        Some((b"EATMYDATA_DISABLE", value)) if switch_on(value) => DISABLED,
+        Some((b"EATMYDATA_KEEP_DIRECT", value)) if switch_on(value) => KEEP_DIRECT,
+        Some((b"EATMYDATA_REPORT", value)) if !value.is_empty() => REPORT,
         _ => 0,
     }
 }
 
-fn read_environment() -> u8 {
-    let mut state = KNOWN;
-    // SAFETY: environ is libc's NULL-terminated array of C strings; we only
-    // read it, as getenv does.
+/// Calls `visit` with each entry of the environment, as getenv reads it:
+/// without locks or allocation.
+fn each_entry(mut visit: impl FnMut(&'static CStr)) {
+    // SAFETY: environ is libc's NULL-terminated array of C strings.
     let mut entry = unsafe { environ };
     while !entry.is_null() {
         // SAFETY: `entry` points into the array, before its terminator.
@@ -54,11 +60,34 @@ fn read_environment() -> u8 {
         if string.is_null() {
             break;
         }
-        // SAFETY: each entry is a NUL-terminated string.
-        state |= bits_of(unsafe { CStr::from_ptr(string) }.to_bytes());
+        // SAFETY: each entry is a NUL-terminated string that libc keeps.
+        visit(unsafe { CStr::from_ptr(string) });
         // SAFETY: the terminator has not been reached, so the next slot exists.
         entry = unsafe { entry.add(1) };
     }
+}
+
+/// The value of environment variable `name`, with its terminating NUL.
+pub fn variable(name: &[u8]) -> Option<&'static CStr> {
+    let mut found = None;
+    each_entry(|entry| {
+        let bytes = entry.to_bytes_with_nul();
+        if found.is_none()
+            && bytes.len() > name.len()
+            && bytes.starts_with(name)
+            && bytes.get(name.len()) == Some(&b'=')
+        {
+            found = bytes
+                .get(name.len() + 1..)
+                .and_then(|value| CStr::from_bytes_with_nul(value).ok());
+        }
+    });
+    found
+}
+
+fn read_environment() -> u8 {
+    let mut state = KNOWN;
+    each_entry(|entry| state |= bits_of(entry.to_bytes()));
     state
 }
 
@@ -80,6 +109,11 @@ pub fn eating() -> bool {
 /// Whether `O_DIRECT` is dropped from opens and `F_SETFL`.
 pub fn drop_direct() -> bool {
     state() & (DISABLED | KEEP_DIRECT) == 0
+}
+
+/// Whether this process counts what it skips, for `eatmydata --report`.
+pub fn reporting() -> bool {
+    state() & (DISABLED | REPORT) == REPORT
 }
 
 /// `eatmydata_eating`: the shim's question, as a C boolean.
@@ -107,6 +141,8 @@ mod tests {
         assert_eq!(bits_of(b"EATMYDATA_DISABLE=0"), 0);
         assert_eq!(bits_of(b"EATMYDATA_DISABLE="), 0);
         assert_eq!(bits_of(b"EATMYDATA_KEEP_DIRECT=1"), KEEP_DIRECT);
+        assert_eq!(bits_of(b"EATMYDATA_REPORT=/tmp/r"), REPORT);
+        assert_eq!(bits_of(b"EATMYDATA_REPORT="), 0);
     }
 
     #[test]

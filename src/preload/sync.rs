@@ -11,6 +11,7 @@ use core::ffi::c_int;
 use core::mem::MaybeUninit;
 
 use crate::errno::fail;
+use crate::report::{Skip, count};
 use crate::syscall::raw;
 
 /// The file type bits of `fd`, or the errno of a descriptor that no sync call
@@ -44,15 +45,21 @@ pub fn fsync_status(fd: c_int) -> c_int {
         Err(failed) => failed,
         // Pipes and sockets have no fsync operation.
         Ok(libc::S_IFIFO | libc::S_IFSOCK) => fail(libc::EINVAL),
-        Ok(_) => 0,
+        Ok(_) => skipped(Skip::Fsync),
     }
+}
+
+/// Success, counted as a skip of `kind`.
+fn skipped(kind: Skip) -> c_int {
+    count(kind);
+    0
 }
 
 /// What `syncfs(fd)` would answer, without the flush.
 pub fn syncfs_status(fd: c_int) -> c_int {
     match file_type(fd) {
         Err(failed) => failed,
-        Ok(_) => 0,
+        Ok(_) => skipped(Skip::Sync),
     }
 }
 
@@ -76,9 +83,17 @@ pub fn sync_file_range_status(fd: c_int, offset: i64, nbytes: i64, flags: u32) -
     }
     match file_type(fd) {
         Err(failed) => failed,
-        Ok(libc::S_IFREG | libc::S_IFBLK | libc::S_IFDIR | libc::S_IFLNK) => 0,
+        Ok(libc::S_IFREG | libc::S_IFBLK | libc::S_IFDIR | libc::S_IFLNK) => {
+            skipped(Skip::SyncFileRange)
+        }
         Ok(_) => fail(libc::ESPIPE),
     }
+}
+
+/// `eatmydata_sync`: what `sync(2)` does under the library: nothing.
+#[unsafe(no_mangle)]
+pub extern "C" fn eatmydata_sync() {
+    count(Skip::Sync);
 }
 
 /// `eatmydata_fsync_status`: [`fsync_status`] for the shim.

@@ -4,6 +4,7 @@
 use core::ffi::c_int;
 
 use crate::policy;
+use crate::report::{Skip, count};
 
 /// `flags` without the per-write sync bits.
 pub const fn without_sync(flags: c_int) -> c_int {
@@ -13,11 +14,14 @@ pub const fn without_sync(flags: c_int) -> c_int {
 /// `eatmydata_rwf_flags`: the flags for the real pwritev2, under the policy.
 #[unsafe(no_mangle)]
 pub extern "C" fn eatmydata_rwf_flags(flags: c_int) -> c_int {
-    if policy::eating() {
-        without_sync(flags)
-    } else {
-        flags
+    if !policy::eating() {
+        return flags;
     }
+    let eaten = without_sync(flags);
+    if eaten != flags {
+        count(Skip::SyncWrite);
+    }
+    eaten
 }
 
 #[cfg(test)]

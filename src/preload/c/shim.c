@@ -58,6 +58,8 @@ int eatmydata_sync_file_range_status(int fd, off64_t offset, off64_t nbytes,
 				     unsigned int flags);
 long eatmydata_syscall(long number, const long args[6]);
 void eatmydata_warm_up(void);
+void eatmydata_sync(void);
+void eatmydata_report_at_exit(void);
 
 /* The hooks are the only names this object exports (-fvisibility=hidden). */
 #define HOOK __attribute__((visibility("default")))
@@ -120,6 +122,12 @@ __attribute__((constructor)) static void warm_up(void)
 	eatmydata_warm_up();
 }
 
+/* For eatmydata --report: this process's line, as it exits. */
+__attribute__((destructor)) static void report(void)
+{
+	eatmydata_report_at_exit();
+}
+
 /* fsync(2), fdatasync(2): no flush; a bad descriptor still fails. */
 HOOK int fsync(int fd)
 {
@@ -140,8 +148,10 @@ HOOK int fdatasync(int fd)
 /* sync(2): nothing to do. */
 HOOK void sync(void)
 {
-	if (eatmydata_eating())
+	if (eatmydata_eating()) {
+		eatmydata_sync();
 		return;
+	}
 	__typeof__(&sync) next_fn = NEXT(sync);
 	if (next_fn)
 		next_fn();

@@ -9,13 +9,15 @@
 //! eatmydata command in a child process, never in the test process.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 use std::{env, fs};
 
-use crate::common::{Outcome, Run, TempDir, command, library, probe};
+use crate::common::{Outcome, Run, command, library, probe};
+
+mod disk; // a loop of fsyncs adds no flushes to the disk's count
+mod privileges; // no_new_privs without CAP_SYS_ADMIN; setuid commands
 
 fn static_probe() -> PathBuf {
     probe("seccomp_sync", &["-static"])
@@ -225,144 +227,4 @@ fn the_filter_reaches_the_whole_process_tree() {
         .filter(|l| l.starts_with("fsync_pipe="))
         .collect();
     assert_eq!(answered, ["fsync_pipe=0", "fsync_pipe=0"], "{stdout}");
-}
-
-/// Completed flush requests of the disk holding `path` (/proc/diskstats,
-/// field 16 of the statistics).
-fn flushes(path: &Path) -> u64 {
-    let dev = fs::metadata(path).unwrap().dev();
-    let (major, minor) = (libc::major(dev), libc::minor(dev));
-    // A partition's flushes are counted on its disk.
-    let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-    let disk = match sys.join("partition").exists() {
-        true => fs::read_to_string(sys.join("../dev"))
-            .unwrap()
-            .trim()
-            .to_owned(),
-        false => format!("{major}:{minor}"),
-    };
-    let stats = fs::read_to_string("/proc/diskstats").unwrap();
-    let line = stats
-        .lines()
-        .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .find(|f| format!("{}:{}", f[0], f[1]) == disk);
-    let line =
-        line.unwrap_or_else(|| panic!("{} is on no disk in /proc/diskstats", path.display()));
-    line.get(18)
-        .expect("a kernel that counts flushes (4.18+)")
-        .parse()
-        .unwrap()
-}
-
-#[test]
-fn a_loop_of_fsyncs_under_seccomp_adds_no_disk_flushes() {
-    const LOOPS: u64 = 300;
-    let dir = TempDir::new("seccomp-flush");
-    let file = dir.join("data");
-    for program in [static_probe(), go_probe("static")] {
-        let run = |mode: &str| {
-            let before = flushes(dir.path());
-            let args = [
-                mode.as_ref(),
-                program.as_os_str(),
-                "loop".as_ref(),
-                file.as_os_str(),
-                "300".as_ref(),
-            ];
-            assert_eq!(eatmydata(&args).stdout().trim(), "synced 300");
-            flushes(dir.path()) - before
-        };
-        let control = run("--no-seccomp");
-        assert!(
-            control >= LOOPS * 9 / 10,
-            "{}: only {control} flushes without the filter",
-            program.display()
-        );
-        // Other processes flush too, and can only add: a quiet try is proof.
-        let filtered: Vec<u64> = (0..3).map(|_| run("--seccomp")).collect();
-        assert!(
-            filtered.iter().any(|&n| n < LOOPS / 10),
-            "{}: flushes with the filter: {filtered:?}",
-            program.display()
-        );
-    }
-}
-
-/// `whoami` of the static probe, through eatmydata run by `runner`.
-fn whoami(
-    runner: &[&str],
-    options: &[&str],
-    program: &Path,
-) -> (BTreeMap<String, String>, Vec<String>) {
-    library();
-    let mut run = Run::new(runner[0])
-        .args(&runner[1..])
-        .arg(command())
-        .args(options);
-    run = run.arg(program).arg("whoami");
-    let outcome = run.run().success();
-    let mut found = results(&outcome);
-    for line in outcome.stdout().lines().filter_map(|l| l.split_once(':')) {
-        found.insert(line.0.to_owned(), line.1.trim().to_owned());
-    }
-    (found, notices(&outcome))
-}
-
-/// setpriv with CAP_SYS_ADMIN out of the bounding set: root without it.
-const NO_SYS_ADMIN: &[&str] = &[
-    "setpriv",
-    "--bounding-set=-sys_admin",
-    "--inh-caps=-sys_admin",
-    "--",
-];
-
-#[test]
-fn without_cap_sys_admin_no_new_privs_is_set_and_said_once() {
-    let program = static_probe();
-    let (found, said) = whoami(NO_SYS_ADMIN, &["--seccomp"], &program);
-    assert_eq!(
-        (found["NoNewPrivs"].as_str(), found["Seccomp"].as_str()),
-        ("1", "2")
-    );
-    assert_eq!(said.len(), 1, "{said:?}");
-    assert!(
-        said[0].contains("no_new_privs") && said[0].contains("setuid"),
-        "{said:?}"
-    );
-    // With CAP_SYS_ADMIN the filter goes on alone, and nothing is said.
-    let (found, said) = whoami(&["env", "--"], &["--seccomp"], &program);
-    assert_eq!(
-        (found["NoNewPrivs"].as_str(), found["Seccomp"].as_str()),
-        ("0", "2")
-    );
-    assert!(said.is_empty(), "{said:?}");
-}
-
-#[test]
-fn a_setuid_command_is_named_with_the_order_that_works() {
-    // A static program, setuid to nobody, run by root: exec changes who runs it.
-    let dir = TempDir::new("seccomp-setuid");
-    let program = dir.join("setuid-probe");
-    fs::copy(static_probe(), &program).unwrap();
-    std::os::unix::fs::chown(&program, Some(65534), Some(65534)).unwrap();
-    fs::set_permissions(&program, fs::Permissions::from_mode(0o4755)).unwrap();
-    let (found, said) = whoami(&["env", "--"], &[], &program);
-    assert_eq!(found["euid"], "65534", "the setuid bit works");
-    assert_eq!(
-        found["Seccomp"], "0",
-        "no filter by itself for a set-id program"
-    );
-    assert_eq!(said.len(), 1, "{said:?}");
-    assert!(
-        said[0].contains("is setuid") && said[0].contains("eatmydata COMMAND...'"),
-        "{said:?}"
-    );
-    // Asked for without CAP_SYS_ADMIN: no_new_privs, and the bit is ignored,
-    // as the notice says.
-    let (found, said) = whoami(NO_SYS_ADMIN, &["--seccomp"], &program);
-    assert_eq!(
-        (found["euid"].as_str(), found["NoNewPrivs"].as_str()),
-        ("0", "1")
-    );
-    assert_eq!(said.len(), 2, "{said:?}");
 }

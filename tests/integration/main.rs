@@ -9,6 +9,7 @@ mod field; // what breaks preload libraries: constructors, threads, fork, cancel
 mod memcheck; // the probes under valgrind
 mod open; // O_SYNC, O_DSYNC, O_DIRECT and RWF_* dropped, all else intact
 mod raw_syscall; // the same through syscall(2); other numbers untouched
+mod report; // eatmydata --report: what each process skipped
 mod seccomp; // programs that bypass libc: static and Go binaries
 mod stress; // many threads and processes at once
 mod symbols; // what the library exports and which glibc versions it needs

@@ -74,10 +74,7 @@ fn needs_no_glibc_newer_than_2_17() {
         .expect("run objdump");
     let table = String::from_utf8(output.stdout).expect("objdump prints text");
     let mut versions = 0;
-    for version in table
-        .split(['(', ')'])
-        .filter(|s| s.starts_with("GLIBC_"))
-    {
+    for version in table.split(['(', ')']).filter(|s| s.starts_with("GLIBC_")) {
         versions += 1;
         let numbers: Vec<u32> = version["GLIBC_".len()..]
             .split('.')

@@ -42,6 +42,7 @@ class Context:
         self.eatmydata = os.path.join(root, "target/release/eatmydata")
         self.library = os.path.join(root, "target/release/libeatmydata.so")
         self.processes = []
+        self.servers = []
         self.mounted = None
         self.base = tempfile.mkdtemp(prefix="bench-db.", dir=args.dir)
         os.chmod(self.base, 0o755)  # the servers run as their own users
@@ -104,7 +105,19 @@ class Context:
         self.processes.append(process)
         return process
 
+    def server(self, pid):
+        """Record a server's own pid (under strace it is not our child's)."""
+        if not pid:
+            raise RuntimeError("server started without writing its pid file")
+        self.servers.append(pid)
+        return pid
+
     def cleanup(self):
+        for pid in self.servers:
+            if ours(pid, self.base):
+                say(f"stopping leftover server {pid}")
+                os.kill(pid, signal.SIGKILL)
+        self.servers.clear()
         for process in self.processes:
             if process.poll() is None:
                 say(f"stopping leftover process {process.pid}")
@@ -127,6 +140,15 @@ def remove(path):
         shutil.rmtree(path, ignore_errors=True)
 
 
+def ours(pid, base):
+    """Whether `pid` is alive and runs on our private directories."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return base.encode() in cmdline.read()
+    except OSError:
+        return False
+
+
 def as_user(user):
     """The argv prefix that runs a command as `user` (for servers that refuse root)."""
     if os.geteuid() != 0:
@@ -137,7 +159,7 @@ def as_user(user):
 def timed(argv, stdin=None, env=None, check=True, timeout=1800):
     """Run a command to its end and return its wall-clock seconds."""
     start = time.perf_counter()
-    with open(stdin, "rb") if stdin else subprocess.DEVNULL as source:
+    with open(stdin if stdin else os.devnull, "rb") as source:
         result = subprocess.run(
             argv, stdin=source, capture_output=True, env=env, timeout=timeout
         )
@@ -190,13 +212,12 @@ def library_mapped(pid, library):
         return False
 
 
-def stop(process, pid, sig=signal.SIGINT, timeout=300):
+def stop(process, pid, sig=signal.SIGINT, timeout=120):
     """Stop a server we started: signal its pid and wait for our child to end."""
-    if pid:
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
     process.wait(timeout)
 
 

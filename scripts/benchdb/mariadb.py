@@ -59,8 +59,11 @@ def server(ctx, data, sockets, extra):
 
 def start(ctx, argv, sockets):
     process = ctx.start(argv, os.path.join(ctx.base, "mariadb.out"))
-    wait_until(lambda: socket_answers(f"{sockets}/mysqld.sock"), process, "mariadbd")
-    return process, read_pid(f"{sockets}/mysqld.pid") or process.pid
+    # The socket listens a moment before the pid file is written.
+    pidfile = f"{sockets}/mysqld.pid"
+    wait_until(lambda: socket_answers(f"{sockets}/mysqld.sock") and read_pid(pidfile),
+               process, "mariadbd")
+    return process, ctx.server(read_pid(pidfile))
 
 
 def client(sockets):

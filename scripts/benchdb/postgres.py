@@ -73,7 +73,7 @@ def run(ctx, variant, trace=None):
     ready = [f"{bin_}/pg_isready", "-q", "-h", sockets, "-p", PORT, "-U", "bench"]
     wait_until(lambda: subprocess.run(ready, check=False).returncode == 0, process, "postgres")
     times["start"] = time.perf_counter() - start
-    pid = read_pid(os.path.join(data, "postmaster.pid")) or process.pid
+    pid = ctx.server(read_pid(os.path.join(data, "postmaster.pid")))
     mapped = library_mapped(pid, variant.library) if variant.library else None
 
     connect = ["-h", sockets, "-p", PORT, "-U", "bench"]

@@ -32,6 +32,8 @@ Options:
       --keep-direct  keep O_DIRECT (sets EATMYDATA_KEEP_DIRECT=1)
       --seccomp      install the seccomp filter too, whatever COMMAND is
       --no-seccomp   never install it, not even for a static or Go program
+      --report       run COMMAND as a child, and when it ends say what the
+                     library skipped in it and in everything it started
   -h, --help         print this help and exit
   -V, --version      print the version and exit
 
@@ -42,6 +44,7 @@ Environment:
   EATMYDATA_LIBRARY      path of libeatmydata.so, instead of looking for it
   EATMYDATA_DISABLE=1    make the library a pass-through, here and below
   EATMYDATA_KEEP_DIRECT=1  keep O_DIRECT
+  EATMYDATA_REPORT=FILE  where processes append their counts (--report sets it)
 
 Exit status: the command's; 2 for bad usage, 125 when eatmydata fails,
 126 when COMMAND cannot be run, 127 when it is not found.
@@ -63,6 +66,7 @@ pub struct Invocation {
     pub verbose: bool,
     pub keep_direct: bool,
     pub seccomp: Choice,
+    pub report: bool,
 }
 
 /// The name this program answers to; any other is a command's (symlink mode).
@@ -82,9 +86,11 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> 
             verbose: false,
             keep_direct: false,
             seccomp: Choice::Auto,
+            report: false,
         }));
     }
     let (mut verbose, mut keep_direct, mut seccomp) = (false, false, Choice::Auto);
+    let mut report = false;
     let command = loop {
         let Some(arg) = argv.next() else {
             return Err(Error::Usage("no command given".into()));
@@ -100,6 +106,7 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> 
             b"--keep-direct" => keep_direct = true,
             b"--seccomp" => seccomp = Choice::On,
             b"--no-seccomp" => seccomp = Choice::Off,
+            b"--report" => report = true,
             [b'-', _, ..] => {
                 return Err(Error::Usage(format!(
                     "unknown option '{}'",
@@ -115,6 +122,7 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> 
         verbose,
         keep_direct,
         seccomp,
+        report,
     }))
 }
 
@@ -133,6 +141,7 @@ mod tests {
             verbose: false,
             keep_direct: false,
             seccomp: Choice::Auto,
+            report: false,
         })
     }
 
@@ -151,11 +160,11 @@ mod tests {
     #[test]
     fn options_set_the_invocation() {
         let Action::Run(invocation) =
-            parse_strs(&["eatmydata", "-v", "--keep-direct", "true"]).unwrap()
+            parse_strs(&["eatmydata", "-v", "--keep-direct", "--report", "true"]).unwrap()
         else {
             panic!("expected a command to run");
         };
-        assert!(invocation.verbose && invocation.keep_direct);
+        assert!(invocation.verbose && invocation.keep_direct && invocation.report);
         assert_eq!(
             parse_strs(&["eatmydata", "--help", "x"]).unwrap(),
             Action::Help

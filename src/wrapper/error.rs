@@ -24,6 +24,8 @@ pub enum Error {
     CannotRun(OsString, io::Error),
     /// The seccomp filter could not be built or installed.
     Seccomp(String),
+    /// `--report` could not make its file or run the command as a child.
+    Report(io::Error),
 }
 
 impl Error {
@@ -32,7 +34,10 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Usage(_) => 2,
-            Error::LibraryMissing { .. } | Error::LibraryPath(_) | Error::Seccomp(_) => 125,
+            Error::LibraryMissing { .. }
+            | Error::LibraryPath(_)
+            | Error::Seccomp(_)
+            | Error::Report(_) => 125,
             // A missing interpreter is "not found" too, as env(1) counts it.
             Error::CannotRun(_, error) if error.raw_os_error() == Some(libc::ENOENT) => 127,
             Error::CannotRun(..) => 126,
@@ -82,6 +87,7 @@ impl fmt::Display for Error {
                 write!(f, "{}: {}", command.to_string_lossy(), plain(error))
             }
             Error::Seccomp(reason) => write!(f, "cannot install the seccomp filter: {reason}"),
+            Error::Report(error) => write!(f, "--report: {}", plain(error)),
         }
     }
 }

@@ -25,8 +25,10 @@ mod exec;
 mod library;
 mod mode;
 mod preload;
+mod report;
 mod search;
 mod seccomp;
+mod supervise;
 
 use args::{Action, Invocation};
 use error::Error;
@@ -40,7 +42,7 @@ extern "C" fn main(
 ) -> std::ffi::c_int {
     // std reads the arguments on its own (glibc passes them to .init_array).
     match run() {
-        Ok(()) => 0,
+        Ok(status) => status,
         Err(error) => {
             eprintln!("eatmydata: {error}");
             std::ffi::c_int::from(error.exit_code())
@@ -48,16 +50,18 @@ extern "C" fn main(
     }
 }
 
-fn run() -> Result<(), Error> {
+/// Does what the command line asks; returns only when there is no command
+/// to replace this process (help, version, `--report`), with the status.
+fn run() -> Result<std::ffi::c_int, Error> {
     let invocation = args::parse(std::env::args_os())?;
     let invocation = match invocation {
         Action::Help => {
             print!("{}", args::HELP);
-            return Ok(());
+            return Ok(0);
         }
         Action::Version => {
             println!("eatmydata {}", env!("CARGO_PKG_VERSION"));
-            return Ok(());
+            return Ok(0);
         }
         Action::Run(invocation) => invocation,
     };
@@ -65,7 +69,7 @@ fn run() -> Result<(), Error> {
 }
 
 /// Finds the library and the command, sets the environment and executes.
-fn launch(invocation: Invocation) -> Result<(), Error> {
+fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
     let library = library::locate()?;
     let program = search::resolve(&invocation.command)?;
     let preload = preload::with_library(&library, std::env::var_os("LD_PRELOAD").as_deref())?;
@@ -94,15 +98,24 @@ fn launch(invocation: Invocation) -> Result<(), Error> {
     if invocation.keep_direct {
         settings.push(("EATMYDATA_KEEP_DIRECT", "1".into()));
     }
-    if decision.seccomp {
-        install_filter()?;
+    let exec = |settings: &[(&str, std::ffi::OsString)]| {
+        if decision.seccomp
+            && let Err(error) = install_filter()
+        {
+            return error;
+        }
+        exec::replace_process(&program, &invocation.command, &invocation.args, settings)
+    };
+    if !invocation.report {
+        return Err(exec(&settings));
     }
-    Err(exec::replace_process(
-        &program,
-        &invocation.command,
-        &invocation.args,
-        &settings,
-    ))
+    // The filter goes on the child alone: the report is read after it ends.
+    let report = report::ReportFile::create().map_err(Error::Report)?;
+    settings.push((report::VARIABLE, report.path().into()));
+    let status = supervise::run(|| exec(&settings))?;
+    eprint!("{}", report.summary(decision.seccomp));
+    drop(report);
+    Ok(supervise::exit_like(status))
 }
 
 /// Installs the seccomp filter on this process, for the command to inherit.

@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use crate::common::{Run, TempDir, probe};
+use crate::common::{Run, TempDir, command, probe};
 
 #[test]
 fn each_process_appends_what_it_skipped() {
@@ -60,4 +60,65 @@ fn a_report_file_is_never_created_by_the_library() {
         .run()
         .success();
     assert!(!report.exists());
+}
+
+#[test]
+fn the_command_sums_up_every_process_it_started() {
+    let dir = TempDir::new("report-command");
+    let tmp = dir.join("tmp");
+    fs::create_dir(&tmp).unwrap();
+    let program = probe("sync_calls", &[]);
+    let script = format!(
+        "{0} {1}/a && {0} {1}/b",
+        program.display(),
+        dir.path().display()
+    );
+
+    let reported = Run::new(command())
+        .args(["--report", "sh", "-c", &script])
+        .env("TMPDIR", &tmp)
+        .run()
+        .success();
+    let stderr = reported.stderr();
+    let row = stderr
+        .lines()
+        .find(|l| l.trim_start().starts_with("sync_calls"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let numbers: Vec<&str> = row.split_whitespace().skip(1).collect();
+    assert_eq!(
+        numbers,
+        ["2", "4", "4", "2", "2", "0", "0", "0"],
+        "{stderr}"
+    );
+    assert_eq!(
+        fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "the report file is removed"
+    );
+
+    // The control: without --report the command says nothing.
+    let quiet = Run::new(command())
+        .args(["sh", "-c", &script])
+        .run()
+        .success();
+    assert_eq!(quiet.stderr(), "");
+}
+
+#[test]
+fn the_commands_exit_status_and_signal_survive_the_report() {
+    let status = Run::new(command())
+        .args(["--report", "sh", "-c", "exit 7"])
+        .run()
+        .output
+        .status;
+    assert_eq!(status.code(), Some(7));
+    let status = Run::new(command())
+        .args(["--report", "sh", "-c", "kill -TERM $$"])
+        .run()
+        .output
+        .status;
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGTERM)
+    );
 }

@@ -1,0 +1,200 @@
+//! `eatmydata --report`: what the library skipped in the command and in
+//! everything it started, told when the command has finished.
+//!
+//! The command runs with `EATMYDATA_REPORT` naming a private file; each
+//! process under the library appends one line to it at exit (see
+//! `src/preload/report.rs`). Here the file is made, read, summed up by
+//! program, and removed.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs::{self, OpenOptions};
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The variable that names the report file to the library.
+pub const VARIABLE: &str = "EATMYDATA_REPORT";
+
+/// The counts of a report line, in the library's order, with their headings.
+const FIELDS: [(&str, &str); 7] = [
+    ("fsync", "fsync"),
+    ("sync", "sync"),
+    ("range", "sync_file_range"),
+    ("msync", "msync"),
+    ("open", "O_SYNC opens"),
+    ("write", "RWF_SYNC writes"),
+    ("direct", "O_DIRECT"),
+];
+
+/// The report file, removed when dropped.
+pub struct ReportFile(PathBuf);
+
+impl ReportFile {
+    /// A new, empty file only this user can write, in the temporary folder.
+    pub fn create() -> io::Result<ReportFile> {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let name = format!("eatmydata-report-{}-{nanos}", std::process::id());
+        let path = std::env::temp_dir().join(name);
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
+        Ok(ReportFile(path))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// What the processes wrote, summed up for a reader.
+    pub fn summary(&self, seccomp: bool) -> String {
+        summarize(&fs::read_to_string(&self.0).unwrap_or_default(), seccomp)
+    }
+}
+
+impl Drop for ReportFile {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
+/// One process's counts, from a line `pid=… name=… fsync=… …`.
+fn parse_line(line: &str) -> Option<(String, [u64; 7])> {
+    let mut name = None;
+    let mut counts = [0; 7];
+    for word in line.split_whitespace() {
+        let (key, value) = word.split_once('=')?;
+        if key == "name" {
+            name = Some(value.to_owned());
+        } else if let Some(at) = FIELDS.iter().position(|(field, _)| *field == key) {
+            counts[at] = value.parse().ok()?;
+        }
+    }
+    Some((name?, counts))
+}
+
+/// The table a user reads: per program, the processes that reported and
+/// what they skipped; the busiest first, then a total.
+pub fn summarize(lines: &str, seccomp: bool) -> String {
+    let mut programs: BTreeMap<String, (u64, [u64; 7])> = BTreeMap::new();
+    let mut total = (0, [0; 7]);
+    for (name, counts) in lines.lines().filter_map(parse_line) {
+        let entry = programs.entry(name).or_default();
+        for (sum, count) in [&mut entry.1, &mut total.1]
+            .into_iter()
+            .flat_map(|s| s.iter_mut().zip(counts))
+        {
+            *sum += count;
+        }
+        entry.0 += 1;
+        total.0 += 1;
+    }
+    let mut out = String::new();
+    if total.0 == 0 {
+        out.push_str("eatmydata: report: no process under the library reported (none loaded it, or all ended by _exit, exec or a signal)");
+        out.push_str(if seccomp {
+            "; the seccomp filter's answers are not counted\n"
+        } else {
+            "\n"
+        });
+        return out;
+    }
+    let mut rows: Vec<(String, (u64, [u64; 7]))> = programs.into_iter().collect();
+    rows.sort_by_key(|(_, (_, counts))| std::cmp::Reverse(counts.iter().sum::<u64>()));
+    let _ = writeln!(
+        out,
+        "eatmydata: report: what the library skipped, by program"
+    );
+    let heading = FIELDS.iter().map(|(_, heading)| *heading);
+    out.push_str(&row("program", "processes", heading.map(str::to_owned)));
+    for (name, (processes, counts)) in rows.iter().take(12) {
+        out.push_str(&row(
+            name,
+            &processes.to_string(),
+            counts.iter().map(u64::to_string),
+        ));
+    }
+    if rows.len() > 12 {
+        let _ = writeln!(out, "  ({} more programs)", rows.len() - 12);
+    }
+    out.push_str(&row(
+        "all",
+        &total.0.to_string(),
+        total.1.iter().map(u64::to_string),
+    ));
+    if seccomp {
+        out.push_str("  (the seccomp filter's answers are not counted)\n");
+    }
+    out.push_str("  Processes that end by _exit, exec or a signal, or run as another user, are not counted.\n");
+    out
+}
+
+fn row(name: &str, processes: &str, counts: impl Iterator<Item = String>) -> String {
+    let mut line = format!("  {name:<16} {processes:>9}");
+    for (count, (_, heading)) in counts.zip(FIELDS) {
+        let _ = write!(line, "  {count:>width$}", width = heading.len());
+    }
+    line.push('\n');
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_summed_by_program_busiest_first() {
+        let lines = "\
+pid=1 name=sh fsync=0 sync=0 range=0 msync=0 open=0 write=0 direct=0
+pid=2 name=sqlite3 fsync=4004 sync=0 range=0 msync=0 open=1 write=0 direct=0
+pid=3 name=sqlite3 fsync=4 sync=1 range=0 msync=0 open=0 write=0 direct=2
+garbage
+";
+        let summary = summarize(lines, false);
+        let rows: Vec<&str> = summary.lines().collect();
+        assert_eq!(
+            rows[0],
+            "eatmydata: report: what the library skipped, by program"
+        );
+        assert!(rows[1].starts_with("  program          processes  fsync  sync  sync_file_range"));
+        assert!(
+            rows[2].starts_with("  sqlite3                  2   4008     1"),
+            "{summary}"
+        );
+        assert!(
+            rows[3].starts_with("  sh                       1      0"),
+            "{summary}"
+        );
+        assert!(
+            rows[4].starts_with("  all                      3   4008     1"),
+            "{summary}"
+        );
+        assert!(
+            rows[4].ends_with("             1                0         2"),
+            "{summary}"
+        );
+    }
+
+    #[test]
+    fn no_line_says_the_library_never_ran() {
+        assert_eq!(
+            summarize("", true),
+            "eatmydata: report: no process under the library reported (none loaded it, or all ended by _exit, exec or a signal); the seccomp filter's answers are not counted\n"
+        );
+    }
+
+    #[test]
+    fn a_line_needs_a_name_and_numbers() {
+        assert!(parse_line("pid=1 fsync=2").is_none());
+        assert!(parse_line("pid=1 name=x fsync=two").is_none());
+        assert_eq!(
+            parse_line("pid=1 name=x fsync=2 direct=3"),
+            Some(("x".into(), [2, 0, 0, 0, 0, 0, 3]))
+        );
+    }
+}

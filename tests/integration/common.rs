@@ -7,8 +7,8 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Mutex, OnceLock, PoisonError};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::{env, fs};
 
 /// The `eatmydata` command under test.
@@ -26,7 +26,10 @@ pub fn library() -> PathBuf {
     BUILT
         .get_or_init(|| {
             let path = command().with_file_name("libeatmydata.so");
-            let profile_dir = path.parent().and_then(Path::file_name).and_then(OsStr::to_str);
+            let profile_dir = path
+                .parent()
+                .and_then(Path::file_name)
+                .and_then(OsStr::to_str);
             let mut cargo = Command::new(env!("CARGO"));
             cargo.args(["build", "--quiet", "--lib", "--manifest-path"]);
             cargo.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"));
@@ -36,7 +39,11 @@ pub fn library() -> PathBuf {
             }
             let status = cargo.status().expect("run cargo build --lib");
             assert!(status.success(), "cargo build --lib failed");
-            assert!(path.is_file(), "{} is missing after cargo build --lib", path.display());
+            assert!(
+                path.is_file(),
+                "{} is missing after cargo build --lib",
+                path.display()
+            );
             path
         })
         .clone()
@@ -79,15 +86,29 @@ impl Drop for TempDir {
 /// flags; concurrent test processes each write their own file, then rename)
 /// and returns the program's path.
 pub fn probe(name: &str, flags: &[&str]) -> PathBuf {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/integration/probes/{name}.c"));
-    let tag: String = flags.concat().chars().filter(char::is_ascii_alphanumeric).collect();
+    let source =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/integration/probes/{name}.c"));
+    let tag: String = flags
+        .concat()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
     let dir = target_tmp().join("probes");
     fs::create_dir_all(&dir).expect("create the probes folder");
-    let suffix = if flags.contains(&"-shared") { ".so" } else { "" };
-    let output = dir.join(format!("{name}{}{tag}{suffix}", if tag.is_empty() { "" } else { "-" }));
+    let suffix = if flags.contains(&"-shared") {
+        ".so"
+    } else {
+        ""
+    };
+    let output = dir.join(format!(
+        "{name}{}{tag}{suffix}",
+        if tag.is_empty() { "" } else { "-" }
+    ));
     let fresh = |out: &Path| {
         let built = fs::metadata(out).and_then(|m| m.modified());
-        let written = fs::metadata(&source).and_then(|m| m.modified()).expect("probe source exists");
+        let written = fs::metadata(&source)
+            .and_then(|m| m.modified())
+            .expect("probe source exists");
         built.is_ok_and(|built| built >= written)
     };
     // Tests run on threads of one process, which share the pid in the
@@ -159,7 +180,8 @@ impl Run {
     }
 
     pub fn args<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(mut self, args: I) -> Run {
-        self.args.extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
         self
     }
 
@@ -191,14 +213,18 @@ impl Run {
         let mut command = match &self.trace {
             Some(calls) => {
                 let mut command = Command::new("strace");
-                command.args(["-f", "-qq", "-s", "256", "-e", "signal=none", "-o"]).arg(&log);
+                command
+                    .args(["-f", "-qq", "-s", "256", "-e", "signal=none", "-o"])
+                    .arg(&log);
                 command.arg(format!("-etrace={}", calls.join(",")));
                 // -E sets the tracee's environment, not strace's own.
                 for (name, value) in &self.envs {
                     command.arg("-E").arg(env_entry(name, value));
                 }
                 if self.preload {
-                    command.arg("-E").arg(env_entry("LD_PRELOAD", library().as_os_str()));
+                    command
+                        .arg("-E")
+                        .arg(env_entry("LD_PRELOAD", library().as_os_str()));
                 }
                 command.arg("--").arg(&self.program);
                 command
@@ -221,9 +247,15 @@ impl Run {
             command.current_dir(dir);
         }
         command.args(&self.args).stdin(Stdio::null());
-        let output = command.output().unwrap_or_else(|e| panic!("run {}: {e}", self.program.display()));
+        let output = command
+            .output()
+            .unwrap_or_else(|e| panic!("run {}: {e}", self.program.display()));
         let calls = match self.trace {
-            Some(_) => fs::read_to_string(&log).expect("strace wrote its log").lines().map(str::to_owned).collect(),
+            Some(_) => fs::read_to_string(&log)
+                .expect("strace wrote its log")
+                .lines()
+                .map(str::to_owned)
+                .collect(),
             None => Vec::new(),
         };
         Outcome { output, calls }
@@ -263,13 +295,23 @@ impl Outcome {
     pub fn calls_of(&self, name: &str) -> Vec<&str> {
         self.calls
             .iter()
-            .map(|line| line.split_once(' ').map_or(line.as_str(), |(_pid, rest)| rest.trim_start()))
-            .filter(|call| call.starts_with(&format!("{name}(")) || call.starts_with(&format!("<... {name} resumed>")))
+            .map(|line| {
+                line.split_once(' ')
+                    .map_or(line.as_str(), |(_pid, rest)| rest.trim_start())
+            })
+            .filter(|call| {
+                call.starts_with(&format!("{name}("))
+                    || call.starts_with(&format!("<... {name} resumed>"))
+            })
             .collect()
     }
 
     /// The traced calls that mention `needle` (a path, a flag).
     pub fn calls_with(&self, needle: &str) -> Vec<&str> {
-        self.calls.iter().filter(|line| line.contains(needle)).map(String::as_str).collect()
+        self.calls
+            .iter()
+            .filter(|line| line.contains(needle))
+            .map(String::as_str)
+            .collect()
     }
 }

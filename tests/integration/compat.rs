@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::library;
+use crate::common::{Run, TempDir, library, probe};
 
 fn tool(program: &str, args: &[&str], file: &Path) -> String {
     let output = Command::new(program)
@@ -102,4 +102,46 @@ fn builds_for_aarch64_with_the_same_exports_and_glibc_2_17() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// Linked by GNU ld, as a native build on aarch64 (or with a Rust older
+/// than 1.90) is, the library builds, exports the same names, and works.
+#[test]
+fn builds_and_works_when_linked_by_gnu_ld() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gnu-ld");
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--release", "--lib", "--manifest-path"])
+        .arg(manifest.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target)
+        .env("RUSTFLAGS", "-C link-arg=-fuse-ld=bfd")
+        .status()
+        .expect("run cargo build");
+    assert!(status.success(), "cargo build with GNU ld failed");
+    let built = target.join("release/libeatmydata.so");
+    let comment = tool("readelf", &["-p", ".comment"], &built);
+    assert!(
+        !comment.contains("Linker: LLD"),
+        "lld linked it:\n{comment}"
+    );
+
+    let exports = |file: &Path| {
+        let mut names: Vec<String> = tool("nm", &["-D", "--defined-only"], file)
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned))
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(exports(&built), exports(&library()));
+
+    let dir = TempDir::new("gnu-ld");
+    let program = probe("sync_calls", &[]);
+    let run = Run::new(&program)
+        .arg(dir.join("data"))
+        .env("LD_PRELOAD", &built);
+    let eaten = run.trace(&["fsync", "fdatasync"]).run().success();
+    assert!(eaten.calls_of("fsync").is_empty(), "{:?}", eaten.calls);
+    assert!(eaten.calls_of("fdatasync").is_empty(), "{:?}", eaten.calls);
 }

@@ -1,25 +1,21 @@
-//! The library exports exactly the hooks in `exports.map`, plus the
-//! `eatmydata_*` functions the shim calls, and needs no glibc newer than 2.17.
+//! The library exports exactly the hooks listed in `src/preload/hooks.rs`,
+//! plus the `eatmydata_*` functions the shim calls, unversioned, and needs
+//! no glibc newer than 2.17.
 
 use std::collections::BTreeSet;
 use std::process::Command;
 
 use crate::common::library;
 
-/// The names between `global:` and `local:` in the version script.
+/// The names in the `trampolines!` list of hooks.rs.
 fn listed_hooks() -> BTreeSet<String> {
-    let map = include_str!("../../src/preload/exports.map");
-    let globals = map
-        .split("global:")
+    let source = include_str!("../../src/preload/hooks.rs");
+    let list = source
+        .split("trampolines! {")
         .nth(1)
-        .and_then(|rest| rest.split("local:").next())
-        .expect("a global: list");
-    globals
-        .split(';')
-        .map(str::trim)
-        .filter(|n| !n.is_empty())
-        .map(str::to_owned)
-        .collect()
+        .and_then(|rest| rest.split('}').next())
+        .expect("a trampolines! list");
+    list.split_whitespace().map(str::to_owned).collect()
 }
 
 fn nm(args: &[&str]) -> String {
@@ -40,10 +36,7 @@ fn exports_exactly_the_listed_hooks() {
         .map(str::to_owned)
         .collect();
     let hooks = listed_hooks();
-    assert!(
-        hooks.len() >= 19,
-        "the version script lists the hooks: {hooks:?}"
-    );
+    assert!(hooks.len() >= 19, "hooks.rs lists the hooks: {hooks:?}");
     let ours: BTreeSet<String> = defined
         .iter()
         .filter(|n| n.starts_with("eatmydata_"))

@@ -1,16 +1,20 @@
 /*
- * The exported face of libeatmydata.so.
+ * The hooks of libeatmydata.so, one per libc name it interposes.
  *
- * Every libc name the library interposes is defined here, in C, for two
- * reasons Rust cannot serve on stable: the C-variadic prototypes (open, fcntl,
- * syscall), and cancellation. A pthread_cancel() acts by unwinding the
- * cancelled thread's stack, and that unwind must never cross a Rust frame, so
- * every call that can be a cancellation point -- the real libc function, or
- * pthread_testcancel() standing in for a call we skip -- is made from C.
+ * They are C for two reasons Rust cannot serve on stable: the C-variadic
+ * prototypes (open, fcntl, syscall), and cancellation. A pthread_cancel()
+ * acts by unwinding the cancelled thread's stack, and that unwind must never
+ * cross a Rust frame, so every call that can be a cancellation point -- the
+ * real libc function, or pthread_testcancel() standing in for a call we
+ * skip -- is made from C.
+ *
+ * Each hook is the hidden eatmydata_hook_NAME; the exported NAME is a Rust
+ * trampoline that jumps here with every register as the caller left it
+ * (src/preload/hooks.rs), so that rustc's own export list is the only one
+ * and any linker builds the library. MATCHES checks each hook against the
+ * prototype of the libc function it replaces.
  *
  * Rust decides (is the library eating? which flags remain?) and C calls.
- * The prototypes from the system headers are in scope, so the compiler checks
- * each hook against the libc it replaces.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -61,8 +65,12 @@ void eatmydata_warm_up(void);
 void eatmydata_sync(void);
 void eatmydata_report_at_exit(void);
 
-/* The hooks are the only names this object exports (-fvisibility=hidden). */
-#define HOOK __attribute__((visibility("default")))
+/* A hook's name, and the check that it has libc's prototype. */
+#define HOOK(name) eatmydata_hook_##name
+#define MATCHES(name)                                                         \
+	_Static_assert(__builtin_types_compatible_p(__typeof__(HOOK(name)),   \
+						    __typeof__(name)),        \
+		       #name " keeps libc's prototype")
 
 /* Called by Rust's lookup: dlsym must be called from this object for
  * RTLD_NEXT to mean "after libeatmydata.so". */
@@ -74,10 +82,11 @@ void *eatmydata_dlsym_next(const char *name)
 /*
  * An unoptimised build of Rust's core refers to the unwinder's personality
  * routine even under panic = "abort", where nothing ever unwinds. Defining it
- * here, hidden, keeps that reference from reaching the host's symbol table.
+ * here, hidden, keeps that reference from reaching the host's symbol table;
+ * weak, so that std's own wins where it is linked (the unit tests).
  */
-void rust_eh_personality(void);
-void rust_eh_personality(void)
+__attribute__((weak)) void rust_eh_personality(void);
+__attribute__((weak)) void rust_eh_personality(void)
 {
 }
 
@@ -129,24 +138,26 @@ __attribute__((destructor)) static void report(void)
 }
 
 /* fsync(2), fdatasync(2): no flush; a bad descriptor still fails. */
-HOOK int fsync(int fd)
+int HOOK(fsync)(int fd)
 {
 	pthread_testcancel();
 	if (eatmydata_eating())
 		return eatmydata_fsync_status(fd);
 	PASS(fsync, fd);
 }
+MATCHES(fsync);
 
-HOOK int fdatasync(int fd)
+int HOOK(fdatasync)(int fd)
 {
 	pthread_testcancel();
 	if (eatmydata_eating())
 		return eatmydata_fsync_status(fd);
 	PASS(fdatasync, fd);
 }
+MATCHES(fdatasync);
 
 /* sync(2): nothing to do. */
-HOOK void sync(void)
+void HOOK(sync)(void)
 {
 	if (eatmydata_eating()) {
 		eatmydata_sync();
@@ -156,98 +167,112 @@ HOOK void sync(void)
 	if (next_fn)
 		next_fn();
 }
+MATCHES(sync);
 
 /* syncfs(2): no flush; a bad descriptor still fails. Not a cancellation point. */
-HOOK int syncfs(int fd)
+int HOOK(syncfs)(int fd)
 {
 	if (eatmydata_eating())
 		return eatmydata_syncfs_status(fd);
 	PASS(syncfs, fd);
 }
+MATCHES(syncfs);
 
 /* sync_file_range(2): no writeback; the kernel's argument checks are kept. */
-HOOK int sync_file_range(int fd, off64_t offset, off64_t nbytes, unsigned int flags)
+int HOOK(sync_file_range)(int fd, off64_t offset, off64_t nbytes, unsigned int flags)
 {
 	pthread_testcancel();
 	if (eatmydata_eating())
 		return eatmydata_sync_file_range_status(fd, offset, nbytes, flags);
 	PASS(sync_file_range, fd, offset, nbytes, flags);
 }
+MATCHES(sync_file_range);
 
 /* msync(2): MS_SYNC becomes MS_ASYNC, which keeps the kernel's checks. */
-HOOK int msync(void *addr, size_t length, int flags)
+int HOOK(msync)(void *addr, size_t length, int flags)
 {
 	PASS(msync, addr, length, eatmydata_msync_flags(flags));
 }
+MATCHES(msync);
 
 /* open(2) and friends: O_SYNC and O_DSYNC (and by default O_DIRECT) are
  * dropped; the path, the other flags and the mode pass through. */
-HOOK int open(const char *path, int flags, ...)
+int HOOK(open)(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 	READ_MODE(flags, flags, mode);
 	PASS(open, path, eatmydata_open_flags(flags), mode);
 }
+MATCHES(open);
 
-HOOK int open64(const char *path, int flags, ...)
+int HOOK(open64)(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 	READ_MODE(flags, flags, mode);
 	PASS(open64, path, eatmydata_open_flags(flags), mode);
 }
+MATCHES(open64);
 
-HOOK int openat(int dirfd, const char *path, int flags, ...)
+int HOOK(openat)(int dirfd, const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 	READ_MODE(flags, flags, mode);
 	PASS(openat, dirfd, path, eatmydata_open_flags(flags), mode);
 }
+MATCHES(openat);
 
-HOOK int openat64(int dirfd, const char *path, int flags, ...)
+int HOOK(openat64)(int dirfd, const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 	READ_MODE(flags, flags, mode);
 	PASS(openat64, dirfd, path, eatmydata_open_flags(flags), mode);
 }
+MATCHES(openat64);
 
 /* The _FORTIFY_SOURCE entry points take no mode: glibc's own __open_2
  * aborts when the flags need one, and it still does, since it is called. */
-HOOK int __open_2(const char *path, int flags)
+int HOOK(__open_2)(const char *path, int flags)
 {
 	PASS(__open_2, path, eatmydata_open_flags(flags));
 }
+MATCHES(__open_2);
 
-HOOK int __open64_2(const char *path, int flags)
+int HOOK(__open64_2)(const char *path, int flags)
 {
 	PASS(__open64_2, path, eatmydata_open_flags(flags));
 }
+MATCHES(__open64_2);
 
-HOOK int __openat_2(int dirfd, const char *path, int flags)
+int HOOK(__openat_2)(int dirfd, const char *path, int flags)
 {
 	PASS(__openat_2, dirfd, path, eatmydata_open_flags(flags));
 }
+MATCHES(__openat_2);
 
-HOOK int __openat64_2(int dirfd, const char *path, int flags)
+int HOOK(__openat64_2)(int dirfd, const char *path, int flags)
 {
 	PASS(__openat64_2, dirfd, path, eatmydata_open_flags(flags));
 }
+MATCHES(__openat64_2);
 
 /* pwritev2(2): RWF_SYNC and RWF_DSYNC are dropped; the write is done. */
-HOOK ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t offset,
+ssize_t HOOK(pwritev2)(int fd, const struct iovec *iov, int iovcnt, off_t offset,
 		 int flags)
 {
 	PASS(pwritev2, fd, iov, iovcnt, offset, eatmydata_rwf_flags(flags));
 }
+MATCHES(pwritev2);
 
-HOOK ssize_t pwritev64v2(int fd, const struct iovec *iov, int iovcnt,
+ssize_t HOOK(pwritev64v2)(int fd, const struct iovec *iov, int iovcnt,
 		    off64_t offset, int flags)
 {
 	PASS(pwritev64v2, fd, iov, iovcnt, offset, eatmydata_rwf_flags(flags));
 }
+MATCHES(pwritev64v2);
 
 /* fcntl(2): F_SETFL drops O_DIRECT unless it is kept; every other command
  * passes its argument, int or pointer, through as glibc reads it. */
-HOOK int fcntl(int fd, int cmd, ...)
+int HOOK(fcntl)(int fd, int cmd, ...)
 {
 	va_list ap;
 	va_start(ap, cmd);
@@ -257,8 +282,9 @@ HOOK int fcntl(int fd, int cmd, ...)
 		arg = (void *)(long)eatmydata_setfl_flags((int)(long)arg);
 	PASS(fcntl, fd, cmd, arg);
 }
+MATCHES(fcntl);
 
-HOOK int fcntl64(int fd, int cmd, ...)
+int HOOK(fcntl64)(int fd, int cmd, ...)
 {
 	va_list ap;
 	va_start(ap, cmd);
@@ -268,10 +294,11 @@ HOOK int fcntl64(int fd, int cmd, ...)
 		arg = (void *)(long)eatmydata_setfl_flags((int)(long)arg);
 	PASS(fcntl64, fd, cmd, arg);
 }
+MATCHES(fcntl64);
 
 /* syscall(2): the sync numbers are answered as their hooks answer; every
  * other number passes through with all six arguments, as glibc reads them. */
-HOOK long syscall(long number, ...)
+long HOOK(syscall)(long number, ...)
 {
 	long args[6];
 	va_list ap;
@@ -281,3 +308,4 @@ HOOK long syscall(long number, ...)
 	va_end(ap);
 	return eatmydata_syscall(number, args);
 }
+MATCHES(syscall);

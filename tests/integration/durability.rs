@@ -506,11 +506,10 @@ impl Drop for Mariadb {
 }
 
 #[test]
-#[ignore = "needs mariadb-server (not in scripts/setup-test-deps): cargo test -- --ignored mariadb"]
 fn mariadb_keeps_every_row_loaded_under_the_library() {
     assert!(
         Path::new("/usr/sbin/mariadbd").is_file(),
-        "mariadbd is not installed: apt-get install mariadb-server, or leave this test ignored"
+        "mariadbd is not installed: scripts/setup-test-deps installs mariadb-server"
     );
     library();
     let mut db = Mariadb::new();

@@ -9,7 +9,7 @@
 use core::ffi::c_int;
 
 use crate::policy;
-use crate::report::{Skip, count};
+use crate::report::{Skip, counted};
 
 /// `flags` without the bits that ask each write to reach the disk.
 pub const fn without_sync(flags: c_int) -> c_int {
@@ -27,11 +27,7 @@ pub fn open_flags(flags: c_int) -> c_int {
     if !policy::eating() {
         return flags;
     }
-    let buffered = without_sync(flags);
-    if buffered != flags {
-        count(Skip::SyncOpen);
-    }
-    setfl_flags(buffered)
+    setfl_flags(counted(Skip::SyncOpen, flags, without_sync(flags)))
 }
 
 /// The `F_SETFL` argument to pass on, under this process's policy.
@@ -39,11 +35,7 @@ pub fn setfl_flags(flags: c_int) -> c_int {
     if !policy::drop_direct() {
         return flags;
     }
-    let buffered = without_direct(flags);
-    if buffered != flags {
-        count(Skip::Direct);
-    }
-    buffered
+    counted(Skip::Direct, flags, without_direct(flags))
 }
 
 /// `eatmydata_open_flags`: [`open_flags`] for the shim's open hooks.

@@ -6,7 +6,7 @@
 use core::ffi::c_int;
 
 use crate::policy;
-use crate::report::{Skip, count};
+use crate::report::{Skip, counted};
 
 /// `flags` with `MS_SYNC` turned into `MS_ASYNC`; a request with both, which
 /// the kernel refuses, is left for the kernel to refuse.
@@ -24,11 +24,7 @@ pub extern "C" fn eatmydata_msync_flags(flags: c_int) -> c_int {
     if !policy::eating() {
         return flags;
     }
-    let eaten = without_sync(flags);
-    if eaten != flags {
-        count(Skip::Msync);
-    }
-    eaten
+    counted(Skip::Msync, flags, without_sync(flags))
 }
 
 #[cfg(test)]

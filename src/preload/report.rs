@@ -9,7 +9,7 @@
 //!
 //! A process that ends by `_exit`, `exec` or a signal writes nothing.
 
-use core::ffi::{c_char, c_long};
+use core::ffi::{c_char, c_int, c_long};
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::policy;
@@ -47,6 +47,15 @@ pub fn count(skip: Skip) {
     {
         counter.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// `after`, the flags a call goes on with, counting a skip of `kind` when
+/// they differ from `before`, what the program asked for.
+pub fn counted(kind: Skip, before: c_int, after: c_int) -> c_int {
+    if after != before {
+        count(kind);
+    }
+    after
 }
 
 /// A line being built on the stack; what does not fit is left out.

@@ -4,7 +4,7 @@
 use core::ffi::c_int;
 
 use crate::policy;
-use crate::report::{Skip, count};
+use crate::report::{Skip, counted};
 
 /// `flags` without the per-write sync bits.
 pub const fn without_sync(flags: c_int) -> c_int {
@@ -17,11 +17,7 @@ pub extern "C" fn eatmydata_rwf_flags(flags: c_int) -> c_int {
     if !policy::eating() {
         return flags;
     }
-    let eaten = without_sync(flags);
-    if eaten != flags {
-        count(Skip::SyncWrite);
-    }
-    eaten
+    counted(Skip::SyncWrite, flags, without_sync(flags))
 }
 
 #[cfg(test)]

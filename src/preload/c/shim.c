@@ -272,26 +272,28 @@ MATCHES(pwritev64v2);
 
 /* fcntl(2): F_SETFL drops O_DIRECT unless it is kept; every other command
  * passes its argument, int or pointer, through as glibc reads it. */
+#define FCNTL_ARG(cmd, arg)                                                   \
+	do {                                                                  \
+		va_list ap;                                                   \
+		va_start(ap, cmd);                                            \
+		arg = va_arg(ap, void *);                                     \
+		va_end(ap);                                                   \
+		if (cmd == F_SETFL)                                           \
+			arg = (void *)(long)eatmydata_setfl_flags((int)(long)arg); \
+	} while (0)
+
 int HOOK(fcntl)(int fd, int cmd, ...)
 {
-	va_list ap;
-	va_start(ap, cmd);
-	void *arg = va_arg(ap, void *);
-	va_end(ap);
-	if (cmd == F_SETFL)
-		arg = (void *)(long)eatmydata_setfl_flags((int)(long)arg);
+	void *arg;
+	FCNTL_ARG(cmd, arg);
 	PASS(fcntl, fd, cmd, arg);
 }
 MATCHES(fcntl);
 
 int HOOK(fcntl64)(int fd, int cmd, ...)
 {
-	va_list ap;
-	va_start(ap, cmd);
-	void *arg = va_arg(ap, void *);
-	va_end(ap);
-	if (cmd == F_SETFL)
-		arg = (void *)(long)eatmydata_setfl_flags((int)(long)arg);
+	void *arg;
+	FCNTL_ARG(cmd, arg);
 	PASS(fcntl64, fd, cmd, arg);
 }
 MATCHES(fcntl64);

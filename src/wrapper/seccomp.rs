@@ -7,15 +7,12 @@
 //! The rules are a table: for each ABI a process can enter the kernel
 //! through, the architecture the kernel reports for it and its numbers for
 //! the calls. The program is classic BPF, written here rather than by
-//! seccompiler, for two reasons found when it was tried: seccompiler answers
+//! seccompiler, for a reason found when it was tried: seccompiler answers
 //! any architecture but its one by killing the process, when a program may
 //! enter through another ABI legitimately (a 32-bit program, or `int $0x80`
 //! from 64-bit code), so its output needed a dispatch of ours in front
-//! anyway; and its `libc` dependency turns on `libc/std`, which takes the
-//! link directives for libc.so away from the `no_std` preload library in
-//! this package (it then fails to link: `dlsym@GLIBC_2.2.5` undefined).
-//! The program is three instructions per call and is checked by running it
-//! in the unit tests.
+//! anyway. The program is three instructions per call and is checked by
+//! running it in the unit tests.
 
 use std::collections::BTreeMap;
 use std::io;

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 def say(message):
@@ -30,7 +30,6 @@ class Variant:
     tmpfs: bool = False
     knobs: bool = False
     library: str = ""  # the preloaded library, to look for in /proc/PID/maps
-    env: dict = field(default_factory=dict)
 
 
 class Context:
@@ -39,8 +38,7 @@ class Context:
     def __init__(self, args, root):
         self.args = args
         self.root = root
-        self.eatmydata = os.path.join(root, "target/release/eatmydata")
-        self.library = os.path.join(root, "target/release/libeatmydata.so")
+        self.built = os.path.join(root, "target/release")
         self.processes = []
         self.servers = []
         self.mounted = None
@@ -50,8 +48,27 @@ class Context:
         os.mkdir(self.disk)
         self.memory = os.path.join(self.base, "tmpfs")
         os.mkdir(self.memory)
-        self.mount_tmpfs()
-        self.variants = self.make_variants()
+        try:
+            self.mount_tmpfs()
+            self.eatmydata, self.library = self.snapshot()
+            self.variants = self.make_variants()
+        except BaseException:
+            self.cleanup()
+            raise
+
+    def snapshot(self):
+        """Copies of the command and library as built now: a rebuild in the
+        working tree during the run cannot change or break what is measured.
+        The command finds the library next to itself, as when installed."""
+        bin_ = os.path.join(self.base, "bin")
+        os.mkdir(bin_)
+        copies = []
+        for name in ("eatmydata", "libeatmydata.so"):
+            built = os.path.join(self.built, name)
+            if not os.path.exists(built):
+                raise SystemExit(f"bench-db: {built} is missing: run `cargo build --release`")
+            copies.append(shutil.copy2(built, os.path.join(bin_, name)))
+        return copies
 
     def mount_tmpfs(self):
         if os.geteuid() == 0:
@@ -112,7 +129,8 @@ class Context:
         self.servers.append(pid)
         return pid
 
-    def cleanup(self):
+    def stop_all(self):
+        """Stop every server and child still running: after a failure, or at exit."""
         for pid in self.servers:
             if ours(pid, self.base):
                 say(f"stopping leftover server {pid}")
@@ -128,6 +146,9 @@ class Context:
                     process.kill()
                     process.wait()
         self.processes.clear()
+
+    def cleanup(self):
+        self.stop_all()
         if self.mounted:
             subprocess.run(["umount", self.mounted], check=False)
             self.mounted = None
@@ -167,7 +188,7 @@ def timed(argv, stdin=None, env=None, check=True, timeout=1800):
     if check and result.returncode != 0:
         raise RuntimeError(
             f"{' '.join(argv)} exited with {result.returncode}:\n"
-            + result.stderr.decode(errors="replace")[-2000:]
+            + result.stderr.decode(errors="replace")[-4000:]
         )
     return elapsed, result.stdout.decode(errors="replace")
 

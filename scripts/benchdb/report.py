@@ -26,7 +26,8 @@ def measure_rows(results, key, unit):
     rows = {}
     for variant, outcome in results.items():
         values = [run[key] for run in outcome["runs"]]
-        rows[variant] = summarize(values, higher)
+        if values:  # every run of a variant can fail; the others still count
+            rows[variant] = summarize(values, higher)
     plain = rows.get("plain", {}).get("cost")
     tmpfs = rows.get("tmpfs", {}).get("cost")
     for row in rows.values():
@@ -74,13 +75,16 @@ def phases(workloads, results):
         outcome = results.get(module.NAME)
         if not outcome:
             continue
-        names = [k for k in next(iter(outcome.values()))["runs"][0] if k.startswith("phase ")]
+        runs = [run for data in outcome.values() for run in data["runs"]]
+        names = [k for k in (runs[0] if runs else {}) if k.startswith("phase ")]
         if not names:
             continue
         lines += ["", f"{module.NAME} phases (median seconds):", "",
                   "| variant | " + " | ".join(n[6:] for n in names) + " |",
                   "|---|" + "--:|" * len(names)]
         for variant, data in outcome.items():
+            if not data["runs"]:
+                continue
             cells = [f"{statistics.median(r[n] for r in data['runs']):.2f}" for n in names]
             lines.append(f"| {variant} | " + " | ".join(cells) + " |")
     return lines

@@ -7,6 +7,7 @@ removed after, if we created it), so no system service is started.
 """
 
 import glob
+import hashlib
 import os
 import platform
 import shutil
@@ -66,6 +67,11 @@ def package_version(path):
     return f"{owner} {output(['dpkg-query', '-W', '-f=${Version}', owner])}"
 
 
+def digest(path):
+    with open(path, "rb") as file:
+        return hashlib.sha256(file.read()).hexdigest()
+
+
 def machine(ctx, pg_bindir):
     """Date, machine and versions, one line each, for the report."""
     cpu = "?"
@@ -83,8 +89,8 @@ def machine(ctx, pg_bindir):
         f"machine: {cpu}, {os.cpu_count()} CPUs, {memory} GiB RAM, kernel {platform.release()}",
         f"data on disk: {ctx.disk} on {device or fs}; tmpfs variant: a private tmpfs mount",
         f"os: {output(['sh', '-c', '. /etc/os-release; echo $PRETTY_NAME'])}",
-        f"eatmydata: {output(['git', '-C', ctx.root, 'describe', '--always', '--dirty'])}"
-        f" ({output(['rustc', '--version'])})",
+        f"eatmydata: {output(['git', '-C', ctx.root, 'describe', '--always', '--dirty'])},"
+        f" libeatmydata.so sha256 {digest(ctx.library)[:12]} ({output(['rustc', '--version'])})",
         f"sqlite3: {output(['sqlite3', '--version']).split()[0]}",
         f"postgresql: {output([pg_bindir + '/postgres', '--version']) if pg_bindir else '-'}",
         f"mariadb: {output(['mariadbd', '--version'])}",

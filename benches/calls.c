@@ -1,0 +1,77 @@
+/*
+ * calls MODE N PATH: make N calls of one kind and print the nanoseconds
+ * they took, in total, on stdout.
+ *
+ * The preload library cannot be loaded into the bench's own process (it
+ * would hook criterion too, and could not be unloaded), so the bench runs
+ * this program as a child, with and without LD_PRELOAD, and reads back the
+ * time of the loop alone: process start-up is not in the figure.
+ *
+ * MODE is one of
+ *   open        open(PATH, O_RDONLY) + close: a call that passes through
+ *   openat      openat(AT_FDCWD, PATH, O_RDONLY | O_CLOEXEC) + close
+ *   fsync       fsync of PATH, opened once, with nothing written
+ *   write-fsync pwrite of 4 KiB then fsync: what a commit costs
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static long long now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void fail(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: calls open|openat|fsync|write-fsync N PATH\n");
+		return 2;
+	}
+	const char *mode = argv[1], *path = argv[3];
+	long long n = atoll(argv[2]);
+	static char block[4096];
+	int fd = -1;
+
+	if (strstr(mode, "fsync")) {
+		fd = open(path, O_RDWR | O_CREAT, 0644);
+		if (fd < 0)
+			fail("open");
+	}
+	long long start = now();
+	for (long long i = 0; i < n; i++) {
+		if (!strcmp(mode, "open")) {
+			int f = open(path, O_RDONLY);
+			if (f < 0 || close(f))
+				fail("open");
+		} else if (!strcmp(mode, "openat")) {
+			int f = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+			if (f < 0 || close(f))
+				fail("openat");
+		} else if (!strcmp(mode, "fsync")) {
+			if (fsync(fd))
+				fail("fsync");
+		} else if (!strcmp(mode, "write-fsync")) {
+			if (pwrite(fd, block, sizeof block, 0) != sizeof block ||
+			    fsync(fd))
+				fail("write-fsync");
+		} else {
+			fprintf(stderr, "calls: unknown mode %s\n", mode);
+			return 2;
+		}
+	}
+	printf("%lld\n", now() - start);
+	return 0;
+}

@@ -1,0 +1,40 @@
+/* The library's lookup of next definitions, asked for a function no library
+ * defines: it answers NULL, remembers that, and the hooks' fallback fails
+ * the call with ENOSYS instead of calling through NULL.
+ *
+ * usage: lookup_missing LIBRARY */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+	if (argc != 2)
+		return 2;
+	void *library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+	if (!library) {
+		printf("dlopen: %s\n", dlerror());
+		return 1;
+	}
+	void *(*next)(void **, const char *) = (void *(*)(void **, const char *))dlsym(library, "eatmydata_next");
+	int (*missing)(void) = (int (*)(void))dlsym(library, "eatmydata_missing");
+	if (!next || !missing)
+		return 1;
+
+	void *cache = NULL;
+	void *first = next(&cache, "eatmydata_no_such_function");
+	void *remembered = cache;
+	void *second = next(&cache, "eatmydata_no_such_function");
+	printf("missing: %s %s, remembered: %s\n", first ? "found" : "null", second ? "found" : "null",
+	       remembered ? "yes" : "no");
+
+	void *found_cache = NULL;
+	void *found = next(&found_cache, "write");
+	printf("write: %s, cached: %s\n", found && found == dlsym(RTLD_DEFAULT, "write") ? "libc's" : "other",
+	       found_cache == found ? "yes" : "no");
+
+	errno = 0;
+	int result = missing();
+	printf("fallback: %d %s\n", result, errno == ENOSYS ? "ENOSYS" : "other");
+	return 0;
+}

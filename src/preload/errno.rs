@@ -2,10 +2,21 @@
 
 use core::ffi::c_int;
 
+/// This thread's errno.
+pub fn get() -> c_int {
+    // SAFETY: __errno_location returns this thread's errno, always valid.
+    unsafe { *libc::__errno_location() }
+}
+
+/// Sets this thread's errno.
+pub fn set(code: c_int) {
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = code };
+}
+
 /// Fails the current call with `code`: sets errno and returns -1.
 pub fn fail(code: c_int) -> c_int {
-    // SAFETY: __errno_location returns this thread's errno, always valid.
-    unsafe { *libc::__errno_location() = code };
+    set(code);
     -1
 }
 

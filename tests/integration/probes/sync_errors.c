@@ -11,10 +11,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* errno is set to this before each call: a success must leave it. */
+#define UNTOUCHED 4242
+
 static void show(const char *what, int result)
 {
-	printf("%s: %s\n", what, result == 0 ? "ok" : strerrorname_np(errno));
-	errno = 0;
+	if (result == 0)
+		printf("%s: %s\n", what, errno == UNTOUCHED ? "ok" : "ok, but errno changed");
+	else
+		printf("%s: %s\n", what, strerrorname_np(errno));
+	errno = UNTOUCHED;
 }
 
 int main(int argc, char **argv)
@@ -29,6 +35,7 @@ int main(int argc, char **argv)
 	if (fd < 0 || path_only < 0 || pipe(pipe_ends) || socketpair(AF_UNIX, SOCK_STREAM, 0, sockets))
 		return 1;
 
+	errno = UNTOUCHED;
 	show("fsync(-1)", fsync(-1));
 	show("fsync(closed)", fsync(closed));
 	show("fsync(O_PATH)", fsync(path_only));

@@ -91,11 +91,20 @@ fn read_environment() -> u8 {
     state
 }
 
+/// The switches, read on first use: every hook asks, so the known case is
+/// one load, inlined, and the first reading is out of line.
+#[inline(always)]
 fn state() -> u8 {
     let state = STATE.load(Ordering::Relaxed);
     if state & KNOWN != 0 {
         return state;
     }
+    first_state()
+}
+
+#[cold]
+#[inline(never)]
+fn first_state() -> u8 {
     let state = read_environment();
     STATE.store(state, Ordering::Relaxed);
     state

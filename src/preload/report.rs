@@ -127,6 +127,15 @@ unsafe extern "C" {
     static program_invocation_short_name: *const c_char;
 }
 
+/// `eatmydata_forget_counts`: run in a forked child (`pthread_atfork`), so
+/// that its line counts only its own skips, not those its parent made.
+#[unsafe(no_mangle)]
+pub extern "C" fn eatmydata_forget_counts() {
+    for counter in &COUNTS {
+        counter.store(0, Ordering::Relaxed);
+    }
+}
+
 /// `eatmydata_report_at_exit`: appends this process's line to the report.
 #[unsafe(no_mangle)]
 pub extern "C" fn eatmydata_report_at_exit() {

@@ -122,3 +122,20 @@ fn the_commands_exit_status_and_signal_survive_the_report() {
         Some(libc::SIGTERM)
     );
 }
+
+#[test]
+fn a_forked_child_reports_its_own_skips_not_its_parents() {
+    let dir = TempDir::new("report-fork");
+    let report = dir.join("report");
+    fs::write(&report, "").unwrap();
+    let program = probe("report_fork", &[]);
+    let run = Run::new(&program).arg(dir.join("data")).preload(true);
+    run.env("EATMYDATA_REPORT", &report).run().success();
+    let lines = fs::read_to_string(&report).unwrap();
+    let mut fsyncs: Vec<&str> = lines
+        .lines()
+        .filter_map(|line| line.split_whitespace().find(|w| w.starts_with("fsync=")))
+        .collect();
+    fsyncs.sort();
+    assert_eq!(fsyncs, ["fsync=1", "fsync=3"], "{lines}");
+}

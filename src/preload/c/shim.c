@@ -64,6 +64,7 @@ long eatmydata_syscall(long number, const long args[6]);
 void eatmydata_warm_up(void);
 void eatmydata_sync(void);
 void eatmydata_report_at_exit(void);
+void eatmydata_forget_counts(void);
 
 /* A hook's name, and the check that it has libc's prototype. */
 #define HOOK(name) eatmydata_hook_##name
@@ -129,6 +130,8 @@ __attribute__((constructor)) static void warm_up(void)
 #define EMD_WARM(name) (void)NEXT(name);
 	EMD_NEXT_NAMES(EMD_WARM)
 	eatmydata_warm_up();
+	/* A forked child reports what it skipped, not its parent's counts. */
+	pthread_atfork(NULL, NULL, eatmydata_forget_counts);
 }
 
 /* For eatmydata --report: this process's line, as it exits. */

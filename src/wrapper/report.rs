@@ -112,15 +112,39 @@ pub fn summarize(lines: &str, seccomp: bool) -> String {
     );
     let heading = FIELDS.iter().map(|(_, heading)| *heading);
     out.push_str(&row("program", "processes", heading.map(str::to_owned)));
-    for (name, (processes, counts)) in rows.iter().take(12) {
+    // The programs that skipped something, busiest first; the rest in a line.
+    let (busy, idle): (Vec<_>, Vec<_>) = rows
+        .iter()
+        .partition(|(_, (_, counts))| counts.iter().any(|&c| c > 0));
+    for (name, (processes, counts)) in busy.iter().take(12) {
         out.push_str(&row(
             name,
             &processes.to_string(),
             counts.iter().map(u64::to_string),
         ));
     }
-    if rows.len() > 12 {
-        let _ = writeln!(out, "  ({} more programs)", rows.len() - 12);
+    if busy.len() > 12 {
+        let _ = writeln!(out, "  ({} more programs)", busy.len() - 12);
+    }
+    if !idle.is_empty() {
+        let processes: u64 = idle.iter().map(|(_, (processes, _))| processes).sum();
+        let names: Vec<&str> = idle.iter().map(|(name, _)| name.as_str()).collect();
+        let mut names = names.join(", ");
+        if names.len() > 60 {
+            let mut cut = 57;
+            while !names.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            names.truncate(cut);
+            names.push_str("...");
+        }
+        let programs = idle.len();
+        let _ = writeln!(
+            out,
+            "  no skips in: {names} ({programs} program{}, {processes} process{})",
+            if programs == 1 { "" } else { "s" },
+            if processes == 1 { "" } else { "es" },
+        );
     }
     out.push_str(&row(
         "all",
@@ -166,8 +190,8 @@ garbage
             rows[2].starts_with("  sqlite3                  2   4008     1"),
             "{summary}"
         );
-        assert!(
-            rows[3].starts_with("  sh                       1      0"),
+        assert_eq!(
+            rows[3], "  no skips in: sh (1 program, 1 process)",
             "{summary}"
         );
         assert!(

@@ -131,21 +131,6 @@ pub fn probe(name: &str, flags: &[&str]) -> PathBuf {
     output
 }
 
-/// The system calls `strace` watches for us, by default.
-pub const SYNC_CALLS: &[&str] = &[
-    "fsync",
-    "fdatasync",
-    "sync",
-    "syncfs",
-    "sync_file_range",
-    "msync",
-    "open",
-    "openat",
-    "openat2",
-    "pwritev2",
-    "fcntl",
-];
-
 /// How to run a program: with the library or without, under strace or not.
 pub struct Run {
     program: PathBuf,

@@ -2,8 +2,19 @@
 //! skipped and appends a line at exit; the command sums the lines up.
 
 use std::fs;
+use std::path::Path;
 
 use crate::common::{Run, TempDir, command, probe};
+
+/// Runs `program FILE` with the library, reporting to `report`.
+fn run_reported(program: &Path, file: &Path, report: &Path) {
+    Run::new(program)
+        .arg(file)
+        .preload(true)
+        .env("EATMYDATA_REPORT", report)
+        .run()
+        .success();
+}
 
 #[test]
 fn each_process_appends_what_it_skipped() {
@@ -11,18 +22,8 @@ fn each_process_appends_what_it_skipped() {
     let report = dir.join("report");
     fs::write(&report, "").unwrap();
     let program = probe("sync_calls", &[]);
-    Run::new(&program)
-        .arg(dir.join("a"))
-        .preload(true)
-        .env("EATMYDATA_REPORT", &report)
-        .run()
-        .success();
-    Run::new(&program)
-        .arg(dir.join("b"))
-        .preload(true)
-        .env("EATMYDATA_REPORT", &report)
-        .run()
-        .success();
+    run_reported(&program, &dir.join("a"), &report);
+    run_reported(&program, &dir.join("b"), &report);
     let lines = fs::read_to_string(&report).unwrap();
     let expected = "name=sync_calls fsync=2 sync=2 range=1 msync=1 open=0 write=0 direct=0";
     assert_eq!(lines.lines().count(), 2, "{lines}");
@@ -53,12 +54,7 @@ fn a_report_file_is_never_created_by_the_library() {
     let dir = TempDir::new("report-absent");
     let report = dir.join("absent");
     let program = probe("sync_calls", &[]);
-    Run::new(&program)
-        .arg(dir.join("a"))
-        .preload(true)
-        .env("EATMYDATA_REPORT", &report)
-        .run()
-        .success();
+    run_reported(&program, &dir.join("a"), &report);
     assert!(!report.exists());
 }
 
@@ -129,8 +125,7 @@ fn a_forked_child_reports_its_own_skips_not_its_parents() {
     let report = dir.join("report");
     fs::write(&report, "").unwrap();
     let program = probe("report_fork", &[]);
-    let run = Run::new(&program).arg(dir.join("data")).preload(true);
-    run.env("EATMYDATA_REPORT", &report).run().success();
+    run_reported(&program, &dir.join("data"), &report);
     let lines = fs::read_to_string(&report).unwrap();
     let mut fsyncs: Vec<&str> = lines
         .lines()

@@ -9,7 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::error::Error;
-use crate::mode::Choice;
+use crate::seccomp::decide::Choice;
 
 pub const HELP: &str = "\
 Usage: eatmydata [OPTIONS] [--] COMMAND [ARGS]...

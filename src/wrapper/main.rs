@@ -9,7 +9,7 @@
 //!
 //! A statically linked or Go program, which `LD_PRELOAD` cannot reach, gets
 //! a seccomp filter as well (`--seccomp` asks for it, `--no-seccomp` not);
-//! see `mode.rs`.
+//! see `seccomp/decide.rs`.
 //!
 //! `no_main`: the Rust runtime would set SIGPIPE to be ignored before `main`,
 //! and the command would inherit that; `env(1)` passes on what it was given.
@@ -23,7 +23,6 @@ mod elf;
 mod error;
 mod exec;
 mod library;
-mod mode;
 mod preload;
 mod report;
 mod search;
@@ -32,6 +31,7 @@ mod supervise;
 
 use args::{Action, Invocation};
 use error::Error;
+use seccomp::{decide, filter};
 
 /// The C entry point, called by libc with the signal dispositions intact.
 #[cfg(not(test))]
@@ -73,11 +73,11 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
     let library = library::locate()?;
     let program = search::resolve(&invocation.command)?;
     let preload = preload::with_library(&library, std::env::var_os("LD_PRELOAD").as_deref())?;
-    let decision = mode::decide(
+    let decision = decide::decide(
         invocation.seccomp,
         &invocation.command,
         elf::kind(&program),
-        mode::set_id_of(&program),
+        decide::set_id_of(&program),
     );
     for notice in &decision.notices {
         eprintln!("eatmydata: {notice}");
@@ -88,7 +88,7 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
             program.display(),
             library.display(),
             if decision.seccomp {
-                format!(" and the seccomp filter ({})", seccomp::abi_names())
+                format!(" and the seccomp filter ({})", filter::abi_names())
             } else {
                 String::new()
             }
@@ -120,13 +120,13 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
 
 /// Installs the seccomp filter on this process, for the command to inherit.
 fn install_filter() -> Result<(), Error> {
-    let program = seccomp::program().map_err(Error::Seccomp)?;
-    match seccomp::install(&program) {
-        Ok(seccomp::NoNewPrivs::Set) => {
-            eprintln!("eatmydata: {}", mode::NO_NEW_PRIVS_NOTICE);
+    let program = filter::program().map_err(Error::Seccomp)?;
+    match filter::install(&program) {
+        Ok(filter::NoNewPrivs::Set) => {
+            eprintln!("eatmydata: {}", decide::NO_NEW_PRIVS_NOTICE);
             Ok(())
         }
-        Ok(seccomp::NoNewPrivs::Untouched) => Ok(()),
+        Ok(filter::NoNewPrivs::Untouched) => Ok(()),
         Err(error) => Err(Error::Seccomp(error::plain(&error))),
     }
 }

@@ -13,18 +13,37 @@
 
 #![cfg_attr(not(test), no_std)]
 
+// The modules form layers; each uses only those on the floors below it.
+// Floor 1: what the process was told, and errno.
 mod errno;
-mod fcntl;
-// Not in unit tests: the test program would interpose its own libc calls.
+mod policy;
+#[allow(dead_code)] // what only the command uses
+#[path = "../protocol.rs"]
+mod protocol;
+// Floor 2: the next definitions, and the library's own kernel calls.
+mod next;
+// Floor 3: what was skipped, for --report.
+mod report;
+// Floor 4: one decision per durability request, by libc area.
+mod mman;
+mod open;
+mod sync;
+mod uio;
+// Floor 5: syscall(2), a dispatcher onto the decisions above.
+mod syscall;
+// Beside: the exported names. Not in unit tests, where the test program
+// would interpose its own libc calls.
 #[cfg(not(test))]
 mod hooks;
-mod mman;
-mod next;
-mod policy;
-mod report;
-mod sync;
-mod syscall;
-mod uio;
+
+/// `eatmydata_warm_up`: called by the shim's constructor, so that the first
+/// hooked call of a normal start-up finds the switches read and the kernel
+/// call ready. The lazy paths stay the real ones.
+#[unsafe(no_mangle)]
+pub extern "C" fn eatmydata_warm_up() {
+    policy::warm_up();
+    next::warm_up();
+}
 
 /// A panic cannot unwind out of a hook into a C caller; with no code path
 /// that panics by design, this is only the last line of defence.

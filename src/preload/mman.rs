@@ -18,13 +18,18 @@ pub const fn without_sync(flags: c_int) -> c_int {
     }
 }
 
-/// `eatmydata_msync_flags`: the flags for the real msync, under the policy.
-#[unsafe(no_mangle)]
-pub extern "C" fn eatmydata_msync_flags(flags: c_int) -> c_int {
+/// The flags `msync` goes on with, under this process's policy.
+pub fn msync_flags(flags: c_int) -> c_int {
     if !policy::eating() {
         return flags;
     }
     counted(Skip::Msync, flags, without_sync(flags))
+}
+
+/// `eatmydata_msync_flags`: [`msync_flags`] for the shim.
+#[unsafe(no_mangle)]
+pub extern "C" fn eatmydata_msync_flags(flags: c_int) -> c_int {
+    msync_flags(flags)
 }
 
 #[cfg(test)]

@@ -1,15 +1,25 @@
-//! The next definition of each hooked function, the one libc (or a library
-//! preloaded after us) provides, found with `dlsym(RTLD_NEXT)` on first use.
+//! The next definition of each function the library calls on, the one libc
+//! (or a library preloaded after us) provides, found with `dlsym(RTLD_NEXT)`
+//! on first use; and [`raw`], the kernel call the library makes for its own
+//! checks.
 //!
 //! A hook can run before any constructor -- another preloaded library's
 //! constructor may call `open` -- and from many threads at once, so the lazy
 //! path is the real one: each cache is an atomic pointer, written with
 //! whatever dlsym answered. Two threads racing store the same value, so there
 //! is no lock and nothing to allocate, as in rustix's `weak.rs`.
+//!
+//! The library's own kernel calls go through libc's `syscall`, found here:
+//! the library exports `syscall` itself, and a call by name would come back
+//! into its own hook.
 
-use core::ffi::{c_char, c_void};
+use core::ffi::{CStr, c_char, c_long, c_void};
+use core::marker::PhantomData;
+use core::mem;
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, Ordering};
+
+use crate::errno;
 
 unsafe extern "C" {
     /// `dlsym(RTLD_NEXT, name)`, called from the shim so that "next" means
@@ -49,23 +59,80 @@ pub unsafe extern "C" fn eatmydata_next(
     }
 }
 
-/// A cache for a next definition that Rust itself calls.
-pub struct Next {
-    name: &'static core::ffi::CStr,
+/// The cached next definition of one function, of pointer type `F`.
+pub struct Next<F> {
+    name: &'static CStr,
     cache: AtomicPtr<c_void>,
+    kind: PhantomData<F>,
 }
 
-impl Next {
-    pub const fn new(name: &'static core::ffi::CStr) -> Self {
+impl<F: Copy> Next<F> {
+    /// A cache for `name`.
+    ///
+    /// # Safety
+    /// `F` must be an `unsafe extern "C" fn` type matching the C prototype
+    /// of the function called `name`.
+    pub const unsafe fn new(name: &'static CStr) -> Self {
+        const { assert!(mem::size_of::<F>() == mem::size_of::<*mut c_void>()) };
         Self {
             name,
             cache: AtomicPtr::new(ptr::null_mut()),
+            kind: PhantomData,
         }
     }
 
-    /// The next definition, or null when libc has none.
-    pub fn get(&self) -> *mut c_void {
+    /// The next definition, or `None` when libc has none.
+    pub fn get(&self) -> Option<F> {
         // SAFETY: the cache is ours alone, and the name is a C string.
-        unsafe { eatmydata_next(self.cache.as_ptr(), self.name.as_ptr()) }
+        let found = unsafe { eatmydata_next(self.cache.as_ptr(), self.name.as_ptr()) };
+        if found.is_null() {
+            return None;
+        }
+        // SAFETY: `new`'s contract: F is the function pointer type of the
+        // symbol dlsym found, and the same size as the pointer.
+        Some(unsafe { mem::transmute_copy::<*mut c_void, F>(&found) })
     }
+}
+
+type SyscallFn = unsafe extern "C" fn(c_long, ...) -> c_long;
+
+// SAFETY: syscall(2)'s prototype.
+static SYSCALL: Next<SyscallFn> = unsafe { Next::new(c"syscall") };
+
+/// libc's own `syscall(2)`: -1 with errno set on failure, ENOSYS when libc
+/// has none.
+pub fn raw(number: c_long, a: [c_long; 6]) -> c_long {
+    let Some(next) = SYSCALL.get() else {
+        return errno::missing().into();
+    };
+    // SAFETY: glibc's and musl's syscall read six longs whatever the number;
+    // an unknown number fails with ENOSYS.
+    unsafe { next(number, a[0], a[1], a[2], a[3], a[4], a[5]) }
+}
+
+/// Looks up what [`raw`] needs, for the constructor's warm-up.
+pub fn warm_up() {
+    SYSCALL.get();
+}
+
+/// Copies `buffer.len()` bytes from address `from` of this process into
+/// `buffer`, as the kernel would read a caller's argument: false, with
+/// nothing read and errno untouched, where the memory cannot be read (EFAULT
+/// for the kernel) or the copy cannot be made (a filter forbids it).
+pub fn copy_from_caller(buffer: &mut [u8], from: usize) -> bool {
+    let saved = errno::get();
+    let pid = raw(libc::SYS_getpid, [0; 6]);
+    let local = libc::iovec {
+        iov_base: buffer.as_mut_ptr().cast(),
+        iov_len: buffer.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: ptr::without_provenance_mut(from),
+        iov_len: buffer.len(),
+    };
+    let local = &raw const local as c_long;
+    let remote = &raw const remote as c_long;
+    let copied = raw(libc::SYS_process_vm_readv, [pid, local, 1, remote, 1, 0]);
+    errno::set(saved);
+    copied == buffer.len() as c_long
 }

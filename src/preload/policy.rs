@@ -1,7 +1,7 @@
 //! Whether this process eats its syncs, keeps `O_DIRECT`, and reports.
 //!
-//! Environment switches, read once per process and inherited by its
-//! children like any other variable:
+//! Environment switches (named in `src/protocol.rs`), read once per process
+//! and inherited by its children like any other variable:
 //!
 //! - `EATMYDATA_DISABLE=1` makes the library a pure pass-through, for images
 //!   that set `LD_PRELOAD` globally and want durability back for one command;
@@ -15,6 +15,8 @@
 
 use core::ffi::{CStr, c_char, c_int};
 use core::sync::atomic::{AtomicU8, Ordering};
+
+use crate::protocol;
 
 const KNOWN: u8 = 1;
 const DISABLED: u8 = 2;
@@ -41,11 +43,17 @@ fn split_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
 
 /// The state bits that an environment entry `NAME=value` contributes.
 pub fn bits_of(entry: &[u8]) -> u8 {
-    match split_entry(entry) {
-        Some((b"EATMYDATA_DISABLE", value)) if switch_on(value) => DISABLED,
-        Some((b"EATMYDATA_KEEP_DIRECT", value)) if switch_on(value) => KEEP_DIRECT,
-        Some((b"EATMYDATA_REPORT", value)) if !value.is_empty() => REPORT,
-        _ => 0,
+    let Some((name, value)) = split_entry(entry) else {
+        return 0;
+    };
+    if name == protocol::DISABLE.as_bytes() && switch_on(value) {
+        DISABLED
+    } else if name == protocol::KEEP_DIRECT.as_bytes() && switch_on(value) {
+        KEEP_DIRECT
+    } else if name == protocol::REPORT.as_bytes() && !value.is_empty() {
+        REPORT
+    } else {
+        0
     }
 }
 
@@ -68,7 +76,8 @@ fn each_entry(mut visit: impl FnMut(&'static CStr)) {
 }
 
 /// The value of environment variable `name`, with its terminating NUL.
-pub fn variable(name: &[u8]) -> Option<&'static CStr> {
+pub fn variable(name: &str) -> Option<&'static CStr> {
+    let name = name.as_bytes();
     let mut found = None;
     each_entry(|entry| {
         let bytes = entry.to_bytes_with_nul();
@@ -131,12 +140,9 @@ pub extern "C" fn eatmydata_eating() -> c_int {
     c_int::from(eating())
 }
 
-/// `eatmydata_warm_up`: called by the shim's constructor, so that the first
-/// hooked call of a normal start-up finds everything ready.
-#[unsafe(no_mangle)]
-pub extern "C" fn eatmydata_warm_up() {
+/// Reads the switches now, for the constructor's warm-up.
+pub fn warm_up() {
     state();
-    crate::syscall::warm_up();
 }
 
 #[cfg(test)]

@@ -12,10 +12,12 @@
 use core::ffi::{c_char, c_int, c_long};
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use crate::next::raw;
 use crate::policy;
-use crate::syscall::raw;
+use crate::protocol;
 
-/// The kinds of skip, in the order of the report line's fields.
+/// The kinds of skip, in the order of the report line's fields
+/// (`protocol::REPORT_FIELDS`).
 #[derive(Clone, Copy)]
 pub enum Skip {
     /// fsync and fdatasync.
@@ -32,11 +34,6 @@ pub enum Skip {
     /// An open or F_SETFL that asked for O_DIRECT.
     Direct,
 }
-
-/// The field names of a report line, in the order of [`Skip`].
-pub const FIELDS: [&[u8]; 7] = [
-    b"fsync", b"sync", b"range", b"msync", b"open", b"write", b"direct",
-];
 
 static COUNTS: [AtomicU64; 7] = [const { AtomicU64::new(0) }; 7];
 
@@ -112,9 +109,9 @@ pub fn line(pid: u64, name: &[u8], counts: &[u64; 7]) -> Line {
         let shown = if byte.is_ascii_graphic() { byte } else { b'?' };
         line.push(&[shown]);
     }
-    for (field, count) in FIELDS.iter().zip(counts) {
+    for (field, count) in protocol::REPORT_FIELDS.iter().zip(counts) {
         line.push(b" ");
-        line.push(field);
+        line.push(field.as_bytes());
         line.push(b"=");
         line.push_number(*count);
     }
@@ -142,7 +139,7 @@ pub extern "C" fn eatmydata_report_at_exit() {
     if !policy::reporting() {
         return;
     }
-    let Some(path) = policy::variable(b"EATMYDATA_REPORT") else {
+    let Some(path) = policy::variable(protocol::REPORT) else {
         return;
     };
     let counts = COUNTS.each_ref().map(|c| c.load(Ordering::Relaxed));

@@ -11,13 +11,18 @@ pub const fn without_sync(flags: c_int) -> c_int {
     flags & !(libc::RWF_SYNC | libc::RWF_DSYNC)
 }
 
-/// `eatmydata_rwf_flags`: the flags for the real pwritev2, under the policy.
-#[unsafe(no_mangle)]
-pub extern "C" fn eatmydata_rwf_flags(flags: c_int) -> c_int {
+/// The flags `pwritev2` goes on with, under this process's policy.
+pub fn rwf_flags(flags: c_int) -> c_int {
     if !policy::eating() {
         return flags;
     }
     counted(Skip::SyncWrite, flags, without_sync(flags))
+}
+
+/// `eatmydata_rwf_flags`: [`rwf_flags`] for the shim.
+#[unsafe(no_mangle)]
+pub extern "C" fn eatmydata_rwf_flags(flags: c_int) -> c_int {
+    rwf_flags(flags)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 
 pub const FILE_NAME: &str = "libeatmydata.so";
-pub const OVERRIDE: &str = "EATMYDATA_LIBRARY";
+pub const OVERRIDE: &str = crate::protocol::LIBRARY;
 
 /// The places to look, given the folder holding this program's real path.
 pub fn candidates(exe_dir: &Path) -> Vec<PathBuf> {

@@ -24,6 +24,9 @@ mod error;
 mod exec;
 mod library;
 mod preload;
+#[allow(dead_code)] // what only the library uses
+#[path = "../protocol.rs"]
+mod protocol;
 mod report;
 mod search;
 mod seccomp;
@@ -96,7 +99,7 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
     }
     let mut settings = vec![(preload::VARIABLE, preload)];
     if invocation.keep_direct {
-        settings.push(("EATMYDATA_KEEP_DIRECT", "1".into()));
+        settings.push((protocol::KEEP_DIRECT, "1".into()));
     }
     let exec = |settings: &[(&str, std::ffi::OsString)]| {
         if decision.seccomp

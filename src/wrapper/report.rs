@@ -14,18 +14,20 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::protocol;
+
 /// The variable that names the report file to the library.
-pub const VARIABLE: &str = "EATMYDATA_REPORT";
+pub const VARIABLE: &str = protocol::REPORT;
 
 /// The counts of a report line, in the library's order, with their headings.
 const FIELDS: [(&str, &str); 7] = [
-    ("fsync", "fsync"),
-    ("sync", "sync"),
-    ("range", "sync_file_range"),
-    ("msync", "msync"),
-    ("open", "O_SYNC opens"),
-    ("write", "RWF_SYNC writes"),
-    ("direct", "O_DIRECT"),
+    (protocol::REPORT_FIELDS[0], "fsync"),
+    (protocol::REPORT_FIELDS[1], "sync"),
+    (protocol::REPORT_FIELDS[2], "sync_file_range"),
+    (protocol::REPORT_FIELDS[3], "msync"),
+    (protocol::REPORT_FIELDS[4], "O_SYNC opens"),
+    (protocol::REPORT_FIELDS[5], "RWF_SYNC writes"),
+    (protocol::REPORT_FIELDS[6], "O_DIRECT"),
 ];
 
 /// The report file, removed when dropped.

@@ -18,6 +18,23 @@ fn listed_hooks() -> BTreeSet<String> {
     list.split_whitespace().map(str::to_owned).collect()
 }
 
+/// The hooks the C shim defines: each `HOOK(name)(` that opens a definition.
+fn shim_hooks() -> BTreeSet<String> {
+    let source = include_str!("../../src/preload/c/shim.c");
+    source
+        .split("HOOK(")
+        .skip(1)
+        .filter_map(|rest| rest.split_once(")("))
+        .map(|(name, _)| name.to_owned())
+        .filter(|name| name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()))
+        .collect()
+}
+
+#[test]
+fn the_shim_defines_exactly_the_listed_hooks() {
+    assert_eq!(shim_hooks(), listed_hooks());
+}
+
 fn nm(args: &[&str]) -> String {
     let output = Command::new("nm")
         .args(args)

@@ -1,4 +1,5 @@
-//! The flags of `open(2)`, `openat(2)`, `openat2(2)` and `fcntl(F_SETFL)`.
+//! The flags of `open(2)`, `openat(2)`, `openat2(2)` and the file status
+//! flags of `fcntl(F_SETFL)`.
 //!
 //! `O_SYNC` and `O_DSYNC` make every write wait for the disk; they are
 //! dropped. `O_DIRECT` is dropped too unless `EATMYDATA_KEEP_DIRECT` is set:
@@ -6,8 +7,10 @@
 //! the device on each commit even when it never calls fsync. Every other bit,
 //! and the path and mode, pass through unchanged.
 
-use core::ffi::c_int;
+use core::ffi::{c_int, c_long};
+use core::mem;
 
+use crate::next::{copy_from_caller, raw};
 use crate::policy;
 use crate::report::{Skip, counted};
 
@@ -22,16 +25,20 @@ pub const fn without_direct(flags: c_int) -> c_int {
     flags & !libc::O_DIRECT
 }
 
-/// The open flags to pass on, under this process's policy.
+/// The flags an open (`open`, `openat`, `openat2`, the fortified
+/// `__open_2` family) goes on with, under this process's policy: the one
+/// decision for every way of opening.
 pub fn open_flags(flags: c_int) -> c_int {
     if !policy::eating() {
         return flags;
     }
-    setfl_flags(counted(Skip::SyncOpen, flags, without_sync(flags)))
+    status_flags(counted(Skip::SyncOpen, flags, without_sync(flags)))
 }
 
-/// The `F_SETFL` argument to pass on, under this process's policy.
-pub fn setfl_flags(flags: c_int) -> c_int {
+/// The file status flags `fcntl(F_SETFL)` goes on with. `F_SETFL` cannot
+/// set `O_SYNC` or `O_DSYNC` (Linux ignores them there), so only
+/// `O_DIRECT` is at stake.
+pub fn status_flags(flags: c_int) -> c_int {
     if !policy::drop_direct() {
         return flags;
     }
@@ -44,10 +51,47 @@ pub extern "C" fn eatmydata_open_flags(flags: c_int) -> c_int {
     open_flags(flags)
 }
 
-/// `eatmydata_setfl_flags`: [`setfl_flags`] for the shim's fcntl hooks.
+/// `eatmydata_setfl_flags`: [`status_flags`] for the shim's fcntl hooks.
 #[unsafe(no_mangle)]
 pub extern "C" fn eatmydata_setfl_flags(flags: c_int) -> c_int {
-    setfl_flags(flags)
+    status_flags(flags)
+}
+
+/// The size of `struct open_how` we copy to change its flags; a larger one
+/// (from a kernel not yet written) passes through unchanged.
+const OPEN_HOW_MAX: usize = 64;
+const OPEN_HOW_MIN: usize = mem::size_of::<u64>() * 3;
+
+/// `openat2(dirfd, path, how, size)` through `syscall(2)`, with
+/// [`open_flags`] applied to `how->flags` in a copy: the caller's struct is
+/// never written. A `how` the library cannot read goes to the kernel as it
+/// is, which answers EFAULT as it would without us.
+pub fn openat2(a: [c_long; 6]) -> c_long {
+    let [dirfd, path, how, size, fifth, sixth] = a;
+    let size = size as usize;
+    let mut copy = [0u8; OPEN_HOW_MAX];
+    let Some(buffer) = copy.get_mut(..size).filter(|_| size >= OPEN_HOW_MIN) else {
+        return raw(libc::SYS_openat2, a);
+    };
+    if !copy_from_caller(buffer, how as usize) {
+        return raw(libc::SYS_openat2, a);
+    }
+    let mut flags = [0u8; 8];
+    flags.copy_from_slice(copy.get(..8).unwrap_or(&[0; 8]));
+    let old = u64::from_ne_bytes(flags);
+    // The kernel refuses flags above 32 bits itself: leave them for it.
+    let new = u64::from(open_flags(old as c_int) as u32) | (old & !0xffff_ffff);
+    if new == old {
+        return raw(libc::SYS_openat2, a);
+    }
+    if let Some(field) = copy.get_mut(..8) {
+        field.copy_from_slice(&new.to_ne_bytes());
+    }
+    let how = copy.as_ptr() as c_long;
+    raw(
+        libc::SYS_openat2,
+        [dirfd, path, how, size as c_long, fifth, sixth],
+    )
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ mod corpus; // everyday programs give the same results with the library
 mod durability; // nothing lost on a clean shutdown: SQLite, PostgreSQL, MariaDB
 mod field; // what breaks preload libraries: constructors, threads, fork, cancellation
 mod lookup; // next definitions found, and missing ones failing the call
+mod loopfs; // file systems of a test's own on loop devices, and their flush counters
 mod memcheck; // the probes under valgrind
 mod open; // O_SYNC, O_DSYNC, O_DIRECT and RWF_* dropped, all else intact
 mod raw_syscall; // the same through syscall(2); other numbers untouched

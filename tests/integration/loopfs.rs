@@ -1,0 +1,121 @@
+//! A file system of a test's own: a fresh, journaled ext4 on a loop device
+//! over a file, mounted in a scratch folder. Its line in `/proc/diskstats`
+//! counts only what the test did, whatever else the machine is doing, and
+//! its backing file can be read past the page cache: what a test there
+//! wrote has reached the "disk" only once it is in that file.
+//!
+//! One fsync on journaled ext4 is about two flush requests on the device
+//! (the journal commit's pre-flush and its FUA write).
+
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::TempDir;
+
+/// What the device has completed since it was made.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DiskStats {
+    pub writes: u64,
+    pub flushes: u64,
+}
+
+pub struct LoopFs {
+    // Dropped last: the image and the mount point live in it.
+    scratch: TempDir,
+    device: String,
+    mount: PathBuf,
+    image: PathBuf,
+}
+
+fn run(program: &str, args: &[&str]) -> String {
+    let output = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("run {program}: {e}"));
+    assert!(
+        output.status.success(),
+        "{program} {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+impl LoopFs {
+    /// A new ext4 of `megabytes`, made with its inode tables and journal
+    /// written at once, so that no background initialisation flushes later.
+    pub fn new(label: &str, megabytes: u32) -> LoopFs {
+        let scratch = TempDir::new(label);
+        let image = scratch.join("image");
+        let mount = scratch.join("mnt");
+        fs::create_dir(&mount).expect("create a mount point");
+        let size = format!("{megabytes}M");
+        let image_str = image.to_str().expect("a UTF-8 scratch path");
+        run("truncate", &["-s", &size, image_str]);
+        let device = run("losetup", &["--find", "--show", image_str]);
+        let made = LoopFs {
+            scratch,
+            device,
+            mount,
+            image,
+        };
+        let options = "lazy_itable_init=0,lazy_journal_init=0";
+        run("mkfs.ext4", &["-q", "-F", "-E", options, &made.device]);
+        let mount = made.mount.to_str().expect("a UTF-8 scratch path");
+        run("mount", &[&made.device, mount]);
+        // Anyone may write there, as a test's unprivileged user would.
+        run("chmod", &["1777", mount]);
+        made
+    }
+
+    /// Where the file system is mounted.
+    pub fn path(&self) -> &Path {
+        &self.mount
+    }
+
+    pub fn join(&self, name: impl AsRef<Path>) -> PathBuf {
+        self.mount.join(name)
+    }
+
+    /// The file that holds the file system: read it directly, not through
+    /// the mount, to see what reached the device.
+    pub fn image(&self) -> &Path {
+        &self.image
+    }
+
+    /// The device's counters, from its own line of `/proc/diskstats`.
+    pub fn stats(&self) -> DiskStats {
+        let name = self.device.trim_start_matches("/dev/");
+        let stats = fs::read_to_string("/proc/diskstats").expect("read /proc/diskstats");
+        let fields: Vec<u64> = stats
+            .lines()
+            .map(|line| line.split_whitespace().collect::<Vec<_>>())
+            .find(|fields| fields.get(2) == Some(&name))
+            .unwrap_or_else(|| panic!("{name} is not in /proc/diskstats"))
+            .iter()
+            .skip(3)
+            .map(|field| field.parse().unwrap_or(0))
+            .collect();
+        DiskStats {
+            writes: fields.get(4).copied().unwrap_or(0),
+            flushes: *fields
+                .get(15)
+                .expect("a kernel that counts flushes (4.18+)"),
+        }
+    }
+
+    pub fn flushes(&self) -> u64 {
+        self.stats().flushes
+    }
+}
+
+impl Drop for LoopFs {
+    fn drop(&mut self) {
+        // Lazily, so that a process a failed test left behind cannot keep
+        // the device: it is freed once the last user is gone.
+        let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
+        let _ = Command::new("losetup").args(["-d", &self.device]).status();
+    }
+}

@@ -82,17 +82,47 @@ impl Drop for TempDir {
     }
 }
 
+/// The C library a probe is built against: the system's glibc, or musl
+/// through Debian's `musl-gcc` (what Alpine images run).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Libc {
+    Glibc,
+    Musl,
+}
+
+impl Libc {
+    fn compiler(self) -> &'static str {
+        match self {
+            Libc::Glibc => "cc",
+            Libc::Musl => "musl-gcc",
+        }
+    }
+}
+
+/// musl's dynamic loader, which is also its libc (`libc.so`).
+pub fn musl_loader() -> PathBuf {
+    PathBuf::from(format!("/lib/ld-musl-{}.so.1", env::consts::ARCH))
+}
+
 /// Compiles `tests/integration/probes/{name}.c` with `flags` (once per set of
 /// flags; concurrent test processes each write their own file, then rename)
 /// and returns the program's path.
 pub fn probe(name: &str, flags: &[&str]) -> PathBuf {
+    probe_for(Libc::Glibc, name, flags)
+}
+
+/// [`probe`], built against `libc`.
+pub fn probe_for(libc: Libc, name: &str, flags: &[&str]) -> PathBuf {
     let source =
         Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/integration/probes/{name}.c"));
-    let tag: String = flags
+    let mut tag: String = flags
         .concat()
         .chars()
         .filter(char::is_ascii_alphanumeric)
         .collect();
+    if libc == Libc::Musl {
+        tag.push_str("musl");
+    }
     let dir = target_tmp().join("probes");
     fs::create_dir_all(&dir).expect("create the probes folder");
     let suffix = if flags.contains(&"-shared") {
@@ -118,7 +148,7 @@ pub fn probe(name: &str, flags: &[&str]) -> PathBuf {
     let _compiling = COMPILING.lock().unwrap_or_else(PoisonError::into_inner);
     if !fresh(&output) {
         let partial = output.with_extension(format!("part{}", std::process::id()));
-        let status = Command::new("cc")
+        let status = Command::new(libc.compiler())
             .args(["-Wall", "-Wextra", "-Werror", "-O1", "-D_GNU_SOURCE", "-o"])
             .arg(&partial)
             .arg(&source)

@@ -9,6 +9,7 @@ mod field; // what breaks preload libraries: constructors, threads, fork, cancel
 mod lookup; // next definitions found, and missing ones failing the call
 mod loopfs; // file systems of a test's own on loop devices, and their flush counters
 mod memcheck; // the probes under valgrind
+mod musl; // one library for musl programs too: the probes built with musl-gcc
 mod open; // O_SYNC, O_DSYNC, O_DIRECT and RWF_* dropped, all else intact
 mod raw_syscall; // the same through syscall(2); other numbers untouched
 mod report; // eatmydata --report: what each process skipped

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use crate::common::{Run, TempDir, probe};
+use crate::common::{Libc, Run, TempDir, probe, probe_for};
 
 const CASES: [&str; 9] = [
     "open",
@@ -31,8 +31,9 @@ fn mode_of(case: &str) -> &'static str {
     if case == "tmpfile" { "0640" } else { "1755" }
 }
 
-fn check_open_probe(flags: &[&str]) {
-    let program = probe("open_flags", flags);
+/// The open probe built against `libc` with `flags`, with and without us.
+pub fn check_open_probe(libc: Libc, flags: &[&str]) {
+    let program = probe_for(libc, "open_flags", flags);
     let traced = &["open", "openat"];
 
     let dir = TempDir::new("open-plain");
@@ -90,7 +91,7 @@ fn check_open_probe(flags: &[&str]) {
 
 #[test]
 fn sync_flags_are_dropped_from_every_open() {
-    check_open_probe(&[]);
+    check_open_probe(Libc::Glibc, &[]);
 }
 
 #[test]
@@ -109,12 +110,17 @@ fn sync_flags_are_dropped_from_the_fortified_opens() {
             "the fortified probe does not call {entry}:\n{symbols}"
         );
     }
-    check_open_probe(&flags);
+    check_open_probe(Libc::Glibc, &flags);
 }
 
 #[test]
 fn o_direct_is_kept_on_request() {
-    let program = probe("open_flags", &[]);
+    check_keep_direct(Libc::Glibc);
+}
+
+/// `EATMYDATA_KEEP_DIRECT=1` keeps O_DIRECT for a probe built against `libc`.
+pub fn check_keep_direct(libc: Libc) {
+    let program = probe_for(libc, "open_flags", &[]);
     let dir = TempDir::new("open-keep-direct");
     let kept = Run::new(&program)
         .arg(dir.path())
@@ -130,7 +136,12 @@ fn o_direct_is_kept_on_request() {
 
 #[test]
 fn per_write_sync_flags_are_dropped_and_fcntl_passes_through() {
-    let program = probe("write_flags", &[]);
+    check_write_flags(Libc::Glibc);
+}
+
+/// pwritev2's flags (where `libc` has it) and fcntl, with and without us.
+pub fn check_write_flags(libc: Libc) {
+    let program = probe_for(libc, "write_flags", &[]);
     let traced = &["pwritev2", "fcntl"];
     let dir = TempDir::new("write-flags");
 
@@ -145,12 +156,17 @@ fn per_write_sync_flags_are_dropped_and_fcntl_passes_through() {
         .trace(traced)
         .run()
         .success();
-    let expected = "\
+    let expected = match libc {
+        Libc::Glibc => {
+            "\
 pwritev2 dsync: 12
 pwritev2 sync+append: 6
 pwritev64v2 dsync: 6
 content: 24 hello world\nhello world\n
-";
+"
+        }
+        Libc::Musl => "pwritev2: not in this libc\n",
+    };
     for outcome in [&plain, &eaten] {
         assert!(
             outcome.stdout().starts_with(expected),
@@ -182,15 +198,19 @@ content: 24 hello world\nhello world\n
         eaten.stdout()
     );
 
+    let rwf_sync_calls = match libc {
+        Libc::Glibc => (2, 1),
+        Libc::Musl => (0, 0),
+    };
     assert_eq!(
         plain.calls_with("RWF_DSYNC").len(),
-        2,
+        rwf_sync_calls.0,
         "control: {:?}",
         plain.calls
     );
     assert_eq!(
         plain.calls_with("RWF_SYNC").len(),
-        1,
+        rwf_sync_calls.1,
         "control: {:?}",
         plain.calls
     );
@@ -199,7 +219,12 @@ content: 24 hello world\nhello world\n
         "{:?}",
         eaten.calls
     );
-    assert_eq!(eaten.calls_with("RWF_APPEND").len(), 1, "{:?}", eaten.calls);
+    assert_eq!(
+        eaten.calls_with("RWF_APPEND").len(),
+        rwf_sync_calls.1,
+        "{:?}",
+        eaten.calls
+    );
     let setfl = eaten.calls_with("F_SETFL");
     assert!(
         setfl.len() == 1 && !setfl[0].contains("O_DIRECT") && setfl[0].contains("O_APPEND"),

@@ -1,7 +1,7 @@
 //! Programs that call the kernel by number through libc's `syscall()` get
 //! the same treatment; other numbers pass through with all six arguments.
 
-use crate::common::{Run, TempDir, probe};
+use crate::common::{Libc, Run, TempDir, probe_for};
 
 const TRACED: &[&str] = &[
     "fsync",
@@ -17,7 +17,12 @@ const TRACED: &[&str] = &[
 
 #[test]
 fn sync_numbers_are_eaten_and_others_pass_through() {
-    let program = probe("raw_syscall", &[]);
+    check_raw_syscalls(Libc::Glibc);
+}
+
+/// syscall() of a probe built against `libc`, with and without us.
+pub fn check_raw_syscalls(libc: Libc) {
+    let program = probe_for(libc, "raw_syscall", &[]);
     let dir = TempDir::new("raw-plain");
     let plain = Run::new(&program)
         .arg(dir.path())

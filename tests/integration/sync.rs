@@ -3,14 +3,19 @@
 //! a program sees -- success with errno untouched, or the kernel's error for
 //! bad arguments -- is the one it gets without the library.
 
-use crate::common::{Run, TempDir, probe};
+use crate::common::{Libc, Run, TempDir, probe_for};
 
 const FLUSHES: &[&str] = &["fsync", "fdatasync", "syncfs", "sync_file_range", "sync"];
 
 #[test]
 fn sync_calls_reach_the_kernel_only_without_the_library() {
+    check_sync_calls(Libc::Glibc);
+}
+
+/// The sync calls of a probe built against `libc`, with and without us.
+pub fn check_sync_calls(libc: Libc) {
     let dir = TempDir::new("sync-calls");
-    let program = probe("sync_calls", &[]);
+    let program = probe_for(libc, "sync_calls", &[]);
     let trace = &[
         "fsync",
         "fdatasync",
@@ -62,8 +67,13 @@ fn sync_calls_reach_the_kernel_only_without_the_library() {
 
 #[test]
 fn bad_arguments_get_the_kernels_errors() {
+    check_sync_errors(Libc::Glibc);
+}
+
+/// The error answers a probe built against `libc` gets, with and without us.
+pub fn check_sync_errors(libc: Libc) {
     let dir = TempDir::new("sync-errors");
-    let program = probe("sync_errors", &[]);
+    let program = probe_for(libc, "sync_errors", &[]);
     let plain = Run::new(&program).arg(dir.join("data")).run().success();
     let eaten = Run::new(&program)
         .arg(dir.join("data"))

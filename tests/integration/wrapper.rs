@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::{env, fs};
 
-use crate::common::{Run, TempDir, command, library, probe};
+use crate::common::{Libc, Run, TempDir, command, library, probe, probe_for};
 
 fn eatmydata(args: &[&str]) -> Output {
     library();
@@ -163,8 +163,13 @@ fn exit_status_and_death_by_signal_are_the_commands() {
 
 #[test]
 fn the_command_runs_with_the_library() {
+    check_command_runs(Libc::Glibc);
+}
+
+/// `eatmydata PROBE` for a probe built against `libc`: its fsync is eaten.
+pub fn check_command_runs(libc: Libc) {
     let dir = TempDir::new("wrapped");
-    let program = probe("sync_calls", &[]);
+    let program = probe_for(libc, "sync_calls", &[]);
     let data = dir.join("data");
     let plain = Run::new(&program)
         .arg(&data)

@@ -40,6 +40,15 @@
 #ifdef EMD_OLD_GLIBC
 __asm__(".symver dlsym, dlsym@" EMD_OLD_GLIBC);
 __asm__(".symver pthread_testcancel, pthread_testcancel@" EMD_OLD_GLIBC);
+/*
+ * pthread_atfork is, in glibc's headers, a static stub from libc_nonshared.a
+ * that calls __register_atfork, a name musl does not have: musl's loader
+ * then refuses to relocate the library and the program dies before main.
+ * The exported pthread_atfork of this version (libpthread before 2.34, libc
+ * since) is in both libcs; musl ignores the version. The library is never
+ * unloaded, so the stub's DSO handle is not needed.
+ */
+__asm__(".symver pthread_atfork, pthread_atfork@" EMD_OLD_GLIBC);
 #endif
 
 /* Fortified entry points: declared by <fcntl.h> only under _FORTIFY_SOURCE. */

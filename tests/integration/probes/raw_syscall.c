@@ -5,16 +5,25 @@
  * Prints one line per call, for the test to compare. */
 #include <errno.h>
 #include <fcntl.h>
+#if __has_include(<linux/openat2.h>)
 #include <linux/openat2.h>
+#else
+/* musl-gcc sees no kernel headers: openat2(2)'s argument, as the kernel has it. */
+struct open_how {
+	unsigned long long flags, mode, resolve;
+};
+#endif
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "errno_name.h"
+
 static void show(const char *what, long result)
 {
-	printf("%s: %ld %s\n", what, result, result < 0 ? strerrorname_np(errno) : "");
+	printf("%s: %ld %s\n", what, result, result < 0 ? errno_name(errno) : "");
 }
 
 static void show_flags(const char *what, long fd)

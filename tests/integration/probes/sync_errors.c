@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "errno_name.h"
+
 /* errno is set to this before each call: a success must leave it. */
 #define UNTOUCHED 4242
 
@@ -19,7 +21,7 @@ static void show(const char *what, int result)
 	if (result == 0)
 		printf("%s: %s\n", what, errno == UNTOUCHED ? "ok" : "ok, but errno changed");
 	else
-		printf("%s: %s\n", what, strerrorname_np(errno));
+		printf("%s: %s\n", what, errno_name(errno));
 	errno = UNTOUCHED;
 }
 

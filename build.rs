@@ -24,6 +24,9 @@ fn main() {
         "cargo:rustc-cdylib-link-arg=-Wl,--no-as-needed,-l:libdl.so.2,-l:libpthread.so.0,-lc,--as-needed"
     );
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,now,-z,relro");
+    // The name Debian's libeatmydata1 gives it, so that the packaged file
+    // (libeatmydata.so.1) takes the place of Debian's for every program.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libeatmydata.so.1");
     // The shim's calls to the Rust side go straight there, not through the
     // PLT: nothing in the library calls a name it exports for others.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-Bsymbolic-functions");

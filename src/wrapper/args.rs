@@ -37,8 +37,8 @@ Options:
   -h, --help         print this help and exit
   -V, --version      print the version and exit
 
-Run through a link named after a command (dpkg -> eatmydata), it runs that
-command from later in PATH.
+Under a name without eatmydata in it (a link or a copy named dpkg), it
+runs that command from later in PATH, as if run as eatmydata dpkg.
 
 Environment:
   EATMYDATA_LIBRARY      path of libeatmydata.so, instead of looking for it
@@ -69,11 +69,15 @@ pub struct Invocation {
     pub report: bool,
 }
 
-/// The name this program answers to; any other is a command's (symlink mode).
+/// Whether we run as ourselves: under any name that contains `eatmydata`
+/// (`eatmydata-rs`, `ours-eatmydata`, Homebrew's link named `eatmydata`);
+/// any other name, link or copy, is a command's (symlink mode).
 fn is_our_name(argv0: &OsStr) -> bool {
     let name = Path::new(argv0).file_name().unwrap_or(argv0);
-    name.as_bytes().starts_with(b"eatmydata")
+    name.as_bytes().windows(OUR_NAME.len()).any(|part| part == OUR_NAME)
 }
+
+const OUR_NAME: &[u8] = b"eatmydata";
 
 pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> {
     let mut argv = argv.into_iter();
@@ -214,6 +218,30 @@ mod tests {
             parse_strs(&["dpkg", "--help"]).unwrap(),
             run("dpkg", &["--help"])
         );
+    }
+
+    #[test]
+    fn any_name_with_eatmydata_in_it_is_ours() {
+        for argv0 in [
+            "eatmydata",
+            "/opt/homebrew/bin/eatmydata",
+            "eatmydata-rs",
+            "./ours-eatmydata",
+            "my.eatmydata.old",
+        ] {
+            assert_eq!(
+                parse_strs(&[argv0, "-V"]).unwrap(),
+                Action::Version,
+                "{argv0}"
+            );
+        }
+        for argv0 in ["dpkg", "/usr/local/bin/apt-get", "eatmy", "eat-my-data"] {
+            assert_eq!(
+                parse_strs(&[argv0, "-V"]).unwrap(),
+                run(Path::new(argv0).file_name().unwrap().to_str().unwrap(), &["-V"]),
+                "{argv0}"
+            );
+        }
     }
 
     #[test]

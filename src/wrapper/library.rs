@@ -3,7 +3,8 @@
 //! In order: where `EATMYDATA_LIBRARY` says; next to this program's real
 //! path, so that a link to it from anywhere works and so does a build tree
 //! (`target/release/`); in the install layout, `PREFIX/lib/eatmydata/`
-//! beside `PREFIX/bin/`.
+//! beside `PREFIX/bin/`; in Debian's layout, `/usr/lib/<multiarch>/`
+//! beside `/usr/bin/`, where the `libeatmydata1` package puts it.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -12,6 +13,27 @@ use crate::error::Error;
 
 pub const FILE_NAME: &str = "libeatmydata.so";
 pub const OVERRIDE: &str = crate::protocol::LIBRARY;
+/// The file Debian's `libeatmydata1` package installs (its SONAME).
+const DEBIAN_FILE_NAME: &str = "libeatmydata.so.1";
+
+/// Debian's multiarch folder for the glibc library of this architecture
+/// (the library is a glibc one even when this command is static).
+const MULTIARCH: &str = if cfg!(target_arch = "x86_64") {
+    "x86_64-linux-gnu"
+} else if cfg!(target_arch = "aarch64") {
+    "aarch64-linux-gnu"
+} else if cfg!(target_arch = "x86") {
+    "i386-linux-gnu"
+} else if cfg!(target_arch = "arm") {
+    "arm-linux-gnueabihf"
+} else if cfg!(target_arch = "riscv64") {
+    "riscv64-linux-gnu"
+} else if cfg!(target_arch = "s390x") {
+    "s390x-linux-gnu"
+} else {
+    // Not a Debian architecture we build for: the folder does not exist.
+    "unknown-linux-gnu"
+};
 
 /// The places to look, given the folder holding this program's real path.
 pub fn candidates(exe_dir: &Path) -> Vec<PathBuf> {
@@ -19,6 +41,7 @@ pub fn candidates(exe_dir: &Path) -> Vec<PathBuf> {
     if let Some(prefix) = exe_dir.parent() {
         places.push(prefix.join("lib/eatmydata").join(FILE_NAME));
         places.push(prefix.join("lib").join(FILE_NAME));
+        places.push(prefix.join("lib").join(MULTIARCH).join(DEBIAN_FILE_NAME));
     }
     places
 }
@@ -68,6 +91,7 @@ mod tests {
                 PathBuf::from("/opt/emd/bin/libeatmydata.so"),
                 PathBuf::from("/opt/emd/lib/eatmydata/libeatmydata.so"),
                 PathBuf::from("/opt/emd/lib/libeatmydata.so"),
+                PathBuf::from(format!("/opt/emd/lib/{MULTIARCH}/libeatmydata.so.1")),
             ]
         );
     }

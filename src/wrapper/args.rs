@@ -74,7 +74,9 @@ pub struct Invocation {
 /// any other name, link or copy, is a command's (symlink mode).
 fn is_our_name(argv0: &OsStr) -> bool {
     let name = Path::new(argv0).file_name().unwrap_or(argv0);
-    name.as_bytes().windows(OUR_NAME.len()).any(|part| part == OUR_NAME)
+    name.as_bytes()
+        .windows(OUR_NAME.len())
+        .any(|part| part == OUR_NAME)
 }
 
 const OUR_NAME: &[u8] = b"eatmydata";
@@ -238,7 +240,10 @@ mod tests {
         for argv0 in ["dpkg", "/usr/local/bin/apt-get", "eatmy", "eat-my-data"] {
             assert_eq!(
                 parse_strs(&[argv0, "-V"]).unwrap(),
-                run(Path::new(argv0).file_name().unwrap().to_str().unwrap(), &["-V"]),
+                run(
+                    Path::new(argv0).file_name().unwrap().to_str().unwrap(),
+                    &["-V"]
+                ),
                 "{argv0}"
             );
         }

@@ -194,21 +194,17 @@ pub fn check_command_runs(libc: Libc) {
 }
 
 #[test]
-fn a_link_named_after_a_command_runs_the_next_one_in_path() {
+fn a_link_or_copy_named_after_a_command_runs_the_next_one_in_path() {
     let dir = TempDir::new("symlink-mode");
-    let (links, real) = (dir.join("links"), dir.join("real"));
-    fs::create_dir_all(&links).unwrap();
-    fs::create_dir_all(&real).unwrap();
+    let (links, copies, real) = (dir.join("links"), dir.join("copies"), dir.join("real"));
+    for folder in [&links, &copies, &real] {
+        fs::create_dir_all(folder).unwrap();
+    }
     fs::copy(probe("sync_calls", &[]), real.join("syncer")).unwrap();
     symlink(command(), links.join("syncer")).unwrap();
-    library();
-    let path = env::join_paths([
-        links.as_path(),
-        real.as_path(),
-        Path::new("/usr/bin"),
-        Path::new("/bin"),
-    ])
-    .unwrap();
+    // A container image's COPY turns the link into a copy; that works too,
+    // with the library found by EATMYDATA_LIBRARY as an image would set it.
+    fs::copy(command(), copies.join("syncer")).unwrap();
 
     let control = Run::new(real.join("syncer"))
         .arg(dir.join("a"))
@@ -221,14 +217,57 @@ fn a_link_named_after_a_command_runs_the_next_one_in_path() {
         "control: {:?}",
         control.calls
     );
-    let linked = Run::new(links.join("syncer"))
-        .arg(dir.join("b"))
-        .env("PATH", &path)
-        .trace(&["fsync"])
-        .run()
-        .success();
-    assert!(linked.calls_of("fsync").is_empty(), "{:?}", linked.calls);
-    assert!(dir.join("b").is_file(), "the real syncer ran");
+    for (first, out) in [(&links, "b"), (&copies, "c")] {
+        let path = env::join_paths([
+            first.as_path(),
+            real.as_path(),
+            Path::new("/usr/bin"),
+            Path::new("/bin"),
+        ])
+        .unwrap();
+        let named = Run::new(first.join("syncer"))
+            .arg(dir.join(out))
+            .env("PATH", &path)
+            .env("EATMYDATA_LIBRARY", library())
+            .trace(&["fsync"])
+            .run()
+            .success();
+        assert!(
+            named.calls_of("fsync").is_empty(),
+            "{first:?}: {:?}",
+            named.calls
+        );
+        assert!(dir.join(out).is_file(), "{first:?}: the real syncer ran");
+    }
+}
+
+#[test]
+fn a_copy_with_eatmydata_in_its_name_is_the_command() {
+    let dir = TempDir::new("renamed");
+    for name in ["ours-eatmydata", "eatmydata-rs"] {
+        fs::copy(command(), dir.join(name)).unwrap();
+        let output = Command::new(dir.join(name))
+            .args(["-v", "true"])
+            .env("EATMYDATA_LIBRARY", library())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains("running /"),
+            "{name}: {}",
+            stderr(&output)
+        );
+    }
+    // Control: a name without it is symlink mode, and finds no command by
+    // that name in PATH but itself.
+    fs::copy(command(), dir.join("ours-eat")).unwrap();
+    let output = Command::new(dir.join("ours-eat"))
+        .args(["-v", "true"])
+        .env("EATMYDATA_LIBRARY", library())
+        .env("PATH", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(127), "{}", stderr(&output));
 }
 
 #[test]

@@ -1,13 +1,19 @@
 //! What a skipped `fsync(2)`, `fdatasync(2)`, `syncfs(2)` or
 //! `sync_file_range(2)` still answers.
 //!
-//! The flush is what costs; the kernel's checks of the arguments cost one
-//! system call, so they are kept: a bad descriptor still fails with EBADF,
-//! a pipe or socket with the error the kernel gives it, bad flags or offsets
-//! with EINVAL. Errors that only the flush itself can find (EIO, ENOSPC on
-//! writeback) cannot be reported: that is the bargain.
+//! The flush is what costs; the kernel's checks of the arguments are kept:
+//! a bad descriptor or an `O_PATH` one still fails with EBADF, a file the
+//! kernel cannot sync (a pipe, socket, terminal, `/dev/null`, an eventfd or
+//! another anonymous inode, a `/proc` file) with the error the kernel gives
+//! it, bad flags or offsets with EINVAL. Errors that only the flush itself
+//! can find (EIO, ENOSPC on writeback) cannot be reported: that is the
+//! bargain.
+//!
+//! A regular file or folder on a disk file system costs one system call;
+//! anything else a few more, on a path that is rarely taken.
 
-use core::ffi::c_int;
+use core::ffi::{c_int, c_long};
+use core::mem::MaybeUninit;
 
 use crate::errno::{self, fail};
 use crate::next::raw;
@@ -16,35 +22,94 @@ use crate::report::{Skip, count};
 /// What a descriptor is to the sync calls.
 #[derive(Debug, PartialEq)]
 enum Target {
-    /// A file, folder or device: what the sync calls are for.
+    /// A file, folder or block device whose file system can sync it.
     Storage,
-    /// A pipe, socket or terminal: no fsync (EINVAL), no sync_file_range
-    /// (ESPIPE), but syncfs accepts it.
+    /// A regular file whose file system has no sync (`/proc`): fsync fails
+    /// with EINVAL, sync_file_range succeeds.
+    Unsyncable,
+    /// A pipe, socket, character device or anonymous inode: no fsync
+    /// (EINVAL), no sync_file_range (ESPIPE).
     Stream,
 }
 
-/// Asks with one `lseek(fd, 0, SEEK_CUR)`, which moves nothing. It fails as
-/// every sync call does for an invalid descriptor or one opened with
-/// `O_PATH` (EBADF, returned as the error here, errno set), and with ESPIPE
-/// for a stream. errno is left as it was otherwise.
+/// The kernel's fsync and sync_file_range decide by the type of the file;
+/// these are the types sync_file_range accepts.
+const fn seekable_type(mode: u32) -> bool {
+    matches!(
+        mode & libc::S_IFMT,
+        libc::S_IFREG | libc::S_IFDIR | libc::S_IFBLK | libc::S_IFLNK
+    )
+}
+
+/// One `ioctl(FS_IOC_GETFLAGS)`, which reads an inode's attribute flags and
+/// changes nothing, answers for the common case: every disk file system
+/// (ext4, xfs, btrfs, tmpfs) has it for its files and folders, and it fails
+/// with EBADF, as the sync calls do, for a closed descriptor or an `O_PATH`
+/// one. Where it is not supported, `fstat` (and for a regular file,
+/// `fstatfs`) tell the rest. errno is left as it was unless the answer is an
+/// error, which is then returned with errno set.
+#[inline(always)]
 fn target(fd: c_int) -> Result<Target, c_int> {
     let saved = errno::get();
-    let seek = [fd.into(), 0, libc::SEEK_CUR.into(), 0, 0, 0];
-    if raw(libc::SYS_lseek, seek) >= 0 {
+    let mut attributes: c_long = 0;
+    let getflags = libc::FS_IOC_GETFLAGS as c_long;
+    let ask = [fd.into(), getflags, &raw mut attributes as c_long, 0, 0, 0];
+    if raw(libc::SYS_ioctl, ask) == 0 {
         return Ok(Target::Storage);
     }
-    if errno::get() == libc::ESPIPE {
+    if errno::get() == libc::EBADF {
+        return Err(-1);
+    }
+    let found = slow_target(fd);
+    if found.is_ok() {
         errno::set(saved);
+    }
+    found
+}
+
+/// [`target`] for a descriptor whose file system does not give attribute
+/// flags: a character device, a pipe or socket, `/proc`, FUSE.
+#[cold]
+#[inline(never)]
+fn slow_target(fd: c_int) -> Result<Target, c_int> {
+    let mut status = MaybeUninit::<libc::stat>::uninit();
+    if raw(
+        libc::SYS_fstat,
+        [fd.into(), status.as_mut_ptr() as c_long, 0, 0, 0, 0],
+    ) != 0
+    {
+        return Err(-1);
+    }
+    // SAFETY: fstat succeeded, so the kernel filled the whole struct.
+    let mode = unsafe { status.assume_init() }.st_mode;
+    if !seekable_type(mode) {
         return Ok(Target::Stream);
     }
-    Err(-1)
+    if mode & libc::S_IFMT != libc::S_IFREG {
+        return Ok(Target::Storage);
+    }
+    let mut fs = MaybeUninit::<libc::statfs>::uninit();
+    if raw(
+        libc::SYS_fstatfs,
+        [fd.into(), fs.as_mut_ptr() as c_long, 0, 0, 0, 0],
+    ) != 0
+    {
+        return Err(-1);
+    }
+    // SAFETY: fstatfs succeeded, so the kernel filled the whole struct.
+    let kind = unsafe { fs.assume_init() }.f_type;
+    Ok(if kind == libc::PROC_SUPER_MAGIC {
+        Target::Unsyncable
+    } else {
+        Target::Storage
+    })
 }
 
 /// What `fsync(fd)` or `fdatasync(fd)` would answer, without the flush.
 pub fn fsync_status(fd: c_int) -> c_int {
     match target(fd) {
         Err(failed) => failed,
-        Ok(Target::Stream) => fail(libc::EINVAL),
+        Ok(Target::Stream | Target::Unsyncable) => fail(libc::EINVAL),
         Ok(Target::Storage) => skipped(Skip::Fsync),
     }
 }
@@ -83,7 +148,7 @@ pub fn sync_file_range_status(fd: c_int, offset: i64, nbytes: i64, flags: u32) -
     }
     match target(fd) {
         Err(failed) => failed,
-        Ok(Target::Storage) => skipped(Skip::SyncFileRange),
+        Ok(Target::Storage | Target::Unsyncable) => skipped(Skip::SyncFileRange),
         Ok(Target::Stream) => fail(libc::ESPIPE),
     }
 }

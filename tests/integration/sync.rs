@@ -95,6 +95,15 @@ pub fn check_sync_errors(libc: Libc) {
         "sync_file_range(pipe): ESPIPE",
         "msync(unaligned): EINVAL",
         "msync(unmapped): ENOMEM",
+        "fsync(/dev/null): EINVAL",
+        "fdatasync(/dev/zero): EINVAL",
+        "sync_file_range(/dev/null): ESPIPE",
+        "fsync(/proc/self/status): EINVAL",
+        "sync_file_range(/proc/self/status): ok",
+        "fsync(eventfd): EINVAL",
+        "sync_file_range(eventfd): ESPIPE",
+        "fsync(folder): ok",
+        "fsync(tmpfs): ok",
     ] {
         assert!(
             plain.stdout().lines().any(|line| line == expected),

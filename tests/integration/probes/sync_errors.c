@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -54,6 +55,34 @@ int main(int argc, char **argv)
 	show("sync_file_range(negative)", sync_file_range(fd, -1, 0, 0));
 	show("sync_file_range(pipe)", sync_file_range(pipe_ends[0], 0, 0, 0));
 	show("sync_file_range(file)", sync_file_range(fd, 0, 4096, SYNC_FILE_RANGE_WRITE));
+
+	/* Files whose file system or driver has no fsync: the kernel refuses. */
+	const char *devices[] = { "/dev/null", "/dev/zero", "/proc/self/status" };
+	for (int i = 0; i < 3; i++) {
+		char what[64];
+		int dev = open(devices[i], O_RDONLY);
+		if (dev < 0)
+			return 1;
+		snprintf(what, sizeof what, "fsync(%s)", devices[i]);
+		show(what, fsync(dev));
+		snprintf(what, sizeof what, "fdatasync(%s)", devices[i]);
+		show(what, fdatasync(dev));
+		snprintf(what, sizeof what, "sync_file_range(%s)", devices[i]);
+		show(what, sync_file_range(dev, 0, 0, 0));
+		snprintf(what, sizeof what, "syncfs(%s)", devices[i]);
+		show(what, syncfs(dev));
+		close(dev);
+	}
+	int event = eventfd(0, 0);
+	if (event < 0)
+		return 1;
+	show("fsync(eventfd)", fsync(event));
+	show("sync_file_range(eventfd)", sync_file_range(event, 0, 0, 0));
+	/* A folder and a tmpfs file can be synced. */
+	int folder = open(".", O_RDONLY | O_DIRECTORY);
+	show("fsync(folder)", fsync(folder));
+	int shm = open("/dev/shm", O_RDWR | O_TMPFILE, 0600);
+	show("fsync(tmpfs)", shm < 0 ? 0 : fsync(shm));
 
 	long page = sysconf(_SC_PAGESIZE);
 	char *map = mmap(NULL, (size_t)page * 2, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

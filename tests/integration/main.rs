@@ -1,6 +1,7 @@
 //! Integration tests: real processes run with and without the library, and
 //! the `eatmydata` command run as a user would run it.
 
+mod both_ways; // each durability request answered alike by name and through syscall(2)
 mod common; // artefacts, C probes, scratch folders, runs under strace
 mod compat; // older glibc and other architectures
 mod corpus; // everyday programs give the same results with the library

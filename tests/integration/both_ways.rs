@@ -48,7 +48,7 @@ fn kernel_saw(outcome: &Outcome) -> Vec<String> {
                 .trim()
         })
         .map(|call| {
-            call.split(|c: char| c == ',' || c == '(' || c == ')')
+            call.split([',', '(', ')'])
                 .map(|part| match part.trim().starts_with("0x") {
                     true => "ADDR",
                     false => part,

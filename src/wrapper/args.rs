@@ -34,6 +34,10 @@ Options:
       --no-seccomp   never install it, not even for a static or Go program
       --report       run COMMAND as a child, and when it ends say what the
                      library skipped in it and in everything it started
+      --print-library
+                     print the path of libeatmydata.so and exit, for scripts
+                     that mount it into a container (one library serves
+                     glibc and musl programs alike)
   -h, --help         print this help and exit
   -V, --version      print the version and exit
 
@@ -55,6 +59,7 @@ Exit status: the command's; 2 for bad usage, 125 when eatmydata fails,
 pub enum Action {
     Help,
     Version,
+    PrintLibrary,
     Run(Invocation),
 }
 
@@ -108,6 +113,7 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> 
             },
             b"-h" | b"--help" => return Ok(Action::Help),
             b"-V" | b"--version" => return Ok(Action::Version),
+            b"--print-library" => return Ok(Action::PrintLibrary),
             b"-v" | b"--verbose" => verbose = true,
             b"--keep-direct" => keep_direct = true,
             b"--seccomp" => seccomp = Choice::On,
@@ -178,6 +184,10 @@ mod tests {
         assert_eq!(
             parse_strs(&["/usr/bin/eatmydata", "-V"]).unwrap(),
             Action::Version
+        );
+        assert_eq!(
+            parse_strs(&["eatmydata", "--print-library"]).unwrap(),
+            Action::PrintLibrary
         );
     }
 

@@ -65,6 +65,15 @@ impl fmt::Display for Error {
             Error::LibraryMissing {
                 looked,
                 from_override: false,
+            } if looked.is_empty() => write!(
+                f,
+                "cannot tell where eatmydata itself is (/proc is not mounted, and the path \
+                 it was run by names no file), so cannot find libeatmydata.so beside it; \
+                 set EATMYDATA_LIBRARY to its path"
+            ),
+            Error::LibraryMissing {
+                looked,
+                from_override: false,
             } => {
                 write!(f, "cannot find libeatmydata.so; looked in:")?;
                 for path in looked {

@@ -6,8 +6,14 @@
 //! beside `PREFIX/bin/`; in Debian's layout, `/usr/lib/<multiarch>/`
 //! beside `/usr/bin/`, where the `libeatmydata1` package puts it, and
 //! there in `/usr` from a copy of the command anywhere else.
+//!
+//! This program's real path comes from `/proc/self/exe`; where `/proc` is
+//! not mounted (a minimal container or chroot), from the path it was
+//! executed by, which the kernel leaves in the auxiliary vector.
 
 use std::env;
+use std::ffi::{CStr, OsStr};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
@@ -65,8 +71,7 @@ pub fn locate() -> Result<PathBuf, Error> {
             }),
         };
     }
-    // /proc/self/exe names the real file, whatever link we were run through.
-    let exe = env::current_exe().ok();
+    let exe = this_program();
     let looked = exe
         .as_deref()
         .and_then(Path::parent)
@@ -83,6 +88,26 @@ pub fn locate() -> Result<PathBuf, Error> {
         looked,
         from_override: false,
     })
+}
+
+/// This program's real file, whatever link it was run through.
+fn this_program() -> Option<PathBuf> {
+    if let Ok(exe) = env::current_exe() {
+        return Some(exe);
+    }
+    // SAFETY: getauxval only reads the auxiliary vector.
+    let execfn = unsafe { libc::getauxval(libc::AT_EXECFN) };
+    if execfn == 0 {
+        return None;
+    }
+    // SAFETY: AT_EXECFN is the address of the NUL-terminated path given to
+    // execve, which the kernel copied onto our stack for the process's life.
+    let name = unsafe { CStr::from_ptr(execfn as *const std::ffi::c_char) };
+    // Relative to the folder we were started in, which we have not left.
+    let path = env::current_dir()
+        .ok()?
+        .join(OsStr::from_bytes(name.to_bytes()));
+    path.canonicalize().ok()
 }
 
 #[cfg(test)]

@@ -66,6 +66,10 @@ fn run() -> Result<std::ffi::c_int, Error> {
             println!("eatmydata {}", env!("CARGO_PKG_VERSION"));
             return Ok(0);
         }
+        Action::PrintLibrary => {
+            println!("{}", library::locate()?.display());
+            return Ok(0);
+        }
         Action::Run(invocation) => invocation,
     };
     launch(invocation)

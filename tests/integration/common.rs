@@ -49,6 +49,43 @@ pub fn library() -> PathBuf {
         .clone()
 }
 
+/// `scripts/build-static`'s folder: the static command and the library
+/// beside it (built once per test process; cargo makes later calls no-ops).
+pub fn static_pair() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+            let status = Command::new(root.join("scripts/build-static"))
+                .stdout(Stdio::null())
+                .status()
+                .expect("run scripts/build-static");
+            assert!(status.success(), "scripts/build-static failed");
+            root.join("target/static")
+        })
+        .clone()
+}
+
+/// Lays out at `root` a file system with musl and no glibc: musl's loader,
+/// the static command with the library beside it in `/bin`, `programs`
+/// (musl-built) in `/bin` too, and an empty `/tmp`. No `/proc`.
+pub fn musl_root(root: &Path, programs: &[&Path]) {
+    let pair = static_pair();
+    for dir in ["bin", "lib", "tmp"] {
+        fs::create_dir_all(root.join(dir)).expect("make the root's folders");
+    }
+    let loader = musl_loader();
+    let real = fs::canonicalize(&loader).expect("musl is installed");
+    fs::copy(real, root.join(loader.strip_prefix("/").unwrap())).expect("copy musl");
+    for file in ["eatmydata", "libeatmydata.so"] {
+        fs::copy(pair.join(file), root.join("bin").join(file)).expect("copy the pair");
+    }
+    for program in programs {
+        fs::copy(program, root.join("bin").join(program.file_name().unwrap()))
+            .expect("copy a program");
+    }
+}
+
 /// Where the probes and scratch folders go.
 fn target_tmp() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR"))

@@ -1,0 +1,113 @@
+//! A command that runs anywhere: `scripts/build-static` makes a static
+//! command, which runs a musl program with its syncs eaten in a root file
+//! system holding no glibc and no `/proc`; the command finds its library
+//! without `/proc`.
+
+use std::fs;
+use std::process::Command;
+
+use crate::common::{Libc, Run, TempDir, command, library, musl_root, probe_for, static_pair};
+
+#[test]
+fn the_static_command_has_no_loader_and_needs_no_library() {
+    let pair = static_pair();
+    let headers = |path: &std::path::Path| {
+        let output = Command::new("readelf")
+            .args(["--program-headers", "--dynamic"])
+            .arg(path)
+            .env("LC_ALL", "C")
+            .output()
+            .expect("run readelf");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    // The control: today's command has both, so the check can see them.
+    let dynamic = headers(&command());
+    assert!(
+        dynamic.contains("INTERP") && dynamic.contains("(NEEDED)"),
+        "{dynamic}"
+    );
+    let static_headers = headers(&pair.join("eatmydata"));
+    assert!(
+        static_headers.contains("LOAD")
+            && !static_headers.contains("INTERP")
+            && !static_headers.contains("(NEEDED)"),
+        "{static_headers}"
+    );
+    assert!(pair.join("libeatmydata.so").is_file());
+}
+
+#[test]
+fn runs_a_musl_program_in_a_root_without_glibc_or_proc() {
+    let program = probe_for(Libc::Musl, "sync_calls", &[]);
+    let dir = TempDir::new("musl-root");
+    let root = dir.join("root");
+    musl_root(&root, &[&program]);
+    let name = program.file_name().unwrap().to_string_lossy().into_owned();
+    let inside = format!("/bin/{name}");
+
+    // Nothing of glibc in the tree, and no /proc.
+    let listing = Command::new("find").arg(&root).output().unwrap();
+    let listing = String::from_utf8_lossy(&listing.stdout);
+    assert!(
+        !listing.contains("libc.so.6") && !listing.contains("ld-linux"),
+        "{listing}"
+    );
+    assert!(!root.join("proc").exists());
+
+    let plain = Run::new("chroot")
+        .args([root.as_os_str(), inside.as_ref(), "/tmp/plain".as_ref()])
+        .trace(&["fsync"])
+        .run()
+        .success();
+    assert_eq!(
+        plain.calls_of("fsync").len(),
+        1,
+        "control: {:?}",
+        plain.calls
+    );
+
+    let eaten = Run::new("chroot")
+        .args([root.as_os_str(), "/bin/eatmydata".as_ref(), "-v".as_ref()])
+        .args([inside.as_str(), "/tmp/eaten"])
+        .trace(&["fsync"])
+        .run()
+        .success();
+    assert!(eaten.calls_of("fsync").is_empty(), "{:?}", eaten.calls);
+    assert_eq!(
+        eaten.stderr(),
+        format!("eatmydata: running {inside} with /bin/libeatmydata.so preloaded\n")
+    );
+    assert!(root.join("tmp/eaten").is_file());
+
+    let printed = Run::new("chroot")
+        .args([root.as_os_str(), "/bin/eatmydata".as_ref()])
+        .arg("--print-library")
+        .run()
+        .success();
+    assert_eq!(printed.stdout(), "/bin/libeatmydata.so\n");
+}
+
+#[test]
+fn without_proc_the_command_still_finds_its_library() {
+    library();
+    // A mount namespace of its own, with /proc unmounted in it only.
+    let script = r#"umount -l /proc || exit 90
+test -e /proc/self/exe && exit 91
+exec "$0" --print-library"#;
+    let run = |program: &std::path::Path| {
+        Run::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c", script])
+            .arg(program)
+            .run()
+    };
+    let printed = run(&command()).success();
+    assert_eq!(
+        printed.stdout().trim_end(),
+        fs::canonicalize(library()).unwrap().to_string_lossy()
+    );
+    let printed = run(&static_pair().join("eatmydata")).success();
+    assert_eq!(
+        printed.stdout().trim_end(),
+        static_pair().join("libeatmydata.so").to_string_lossy()
+    );
+}

@@ -1,0 +1,96 @@
+//! The man page, eatmydata(1), keeps up with `--help`: every long option
+//! and every `EATMYDATA_*` variable the help lists is documented there, and
+//! its OPTIONS section names no option the command does not know. A new option without
+//! a man page entry fails here.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::command;
+
+/// The words of `text` that start with `prefix` and go on with letters,
+/// digits, `-` or `_`.
+fn words(text: &str, prefix: &str) -> BTreeSet<String> {
+    let is_part = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    text.match_indices(prefix)
+        .filter(|(at, _)| !text[..*at].ends_with(is_part))
+        .map(|(at, _)| {
+            let rest = &text[at + prefix.len()..];
+            let end = rest.find(|c: char| !is_part(c)).unwrap_or(rest.len());
+            format!("{prefix}{}", rest[..end].trim_end_matches('-'))
+        })
+        .filter(|word| word.len() > prefix.len())
+        .collect()
+}
+
+fn help() -> String {
+    let output = Command::new(command()).arg("--help").output().unwrap();
+    assert!(output.status.success());
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The page's source with roff's escaped hyphens made plain.
+fn page() -> String {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("doc/eatmydata.1");
+    fs::read_to_string(source).unwrap().replace("\\-", "-")
+}
+
+#[test]
+fn the_man_page_documents_every_option_and_variable_of_help() {
+    let (help, page) = (help(), page());
+    let options = words(&help, "--");
+    // Control: the scan finds the options we know are there.
+    for known in ["--help", "--version", "--report", "--no-seccomp"] {
+        assert!(
+            options.contains(known),
+            "{known} not found in --help: {options:?}"
+        );
+    }
+    let variables = words(&help, "EATMYDATA_");
+    assert!(variables.contains("EATMYDATA_LIBRARY"), "{variables:?}");
+    // Examples show other programs' options: only the OPTIONS section counts.
+    let section = page
+        .split_once(".SH OPTIONS")
+        .and_then(|(_, rest)| rest.split(".SH ").next())
+        .expect("an OPTIONS section");
+    let page_options = words(section, "--");
+    for name in options.iter().chain(&variables) {
+        assert!(
+            page.contains(name.as_str()),
+            "{name} is in --help but not in doc/eatmydata.1"
+        );
+    }
+    for name in &page_options {
+        assert!(
+            options.contains(name),
+            "doc/eatmydata.1 documents {name}, which --help does not list"
+        );
+    }
+}
+
+#[test]
+fn the_man_page_renders_without_warnings() {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("doc/eatmydata.1");
+    let output = Command::new("man")
+        .args(["--warnings", "-l"])
+        .arg(&source)
+        .env("MANWIDTH", "80")
+        .env("LC_ALL", "C.UTF-8")
+        .output()
+        .expect("run man (scripts/setup-test-deps installs man-db)");
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.is_empty(), "man --warnings: {stderr}");
+    let text = String::from_utf8_lossy(&output.stdout);
+    for section in [
+        "SYNOPSIS",
+        "OPTIONS",
+        "ENVIRONMENT",
+        "EXIT STATUS",
+        "EXAMPLES",
+    ] {
+        assert!(text.contains(section), "no {section} section");
+    }
+}

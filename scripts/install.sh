@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Installs eatmydata: the command into PREFIX/bin and the library into
-# PREFIX/lib/eatmydata, where the command looks for it.
+# Installs eatmydata: the command into PREFIX/bin, the library into
+# PREFIX/lib/eatmydata (where the command looks for it), the man page into
+# PREFIX/share/man/man1 and the bash completion; or removes them.
 #
-#   scripts/install.sh [--prefix PREFIX] [--destdir DIR] [--no-build]
+#   scripts/install.sh [--prefix PREFIX] [--destdir DIR] [--no-build] [--uninstall]
 #
-# PREFIX defaults to /usr/local; DESTDIR stages the files for a package.
+# PREFIX defaults to /usr/local (~/.cargo or ~/.local for one user); DESTDIR
+# stages the files for a package. --uninstall removes what an install with
+# the same PREFIX put there, and nothing else.
 set -euo pipefail
 
 prefix=/usr/local
 destdir=
 build=1
-usage() { sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; }
+action=install
+usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) [ $# -ge 2 ] || { echo "eatmydata: install: --prefix needs a value" >&2; exit 2; }; prefix=$2; shift 2 ;;
@@ -18,6 +22,7 @@ while [ $# -gt 0 ]; do
     --destdir) [ $# -ge 2 ] || { echo "eatmydata: install: --destdir needs a value" >&2; exit 2; }; destdir=$2; shift 2 ;;
     --destdir=*) destdir=${1#--destdir=}; shift ;;
     --no-build) build=0; shift ;;
+    --uninstall) action=uninstall; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "eatmydata: install: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -28,14 +33,30 @@ case "$prefix" in
 esac
 
 cd "$(dirname "$0")/.."
+bindir=$destdir$prefix/bin
+libdir=$destdir$prefix/lib/eatmydata
+mandir=$destdir$prefix/share/man/man1
+completions=$destdir$prefix/share/bash-completion/completions
+files=("$bindir/eatmydata" "$libdir/libeatmydata.so" "$mandir/eatmydata.1" "$completions/eatmydata")
+
+if [ "$action" = uninstall ]; then
+  for file in "${files[@]}"; do
+    [ -e "$file" ] || [ -L "$file" ] || continue
+    rm -f "$file"
+    echo "removed $file"
+  done
+  # The library's own folder goes when it is empty; shared ones stay.
+  rmdir "$libdir" 2>/dev/null || true
+  exit 0
+fi
+
 [ "$build" = 1 ] && cargo build --release --quiet
 for file in target/release/eatmydata target/release/libeatmydata.so; do
   [ -f "$file" ] || { echo "eatmydata: install: $file is missing; run cargo build --release" >&2; exit 1; }
 done
-
-bindir=$destdir$prefix/bin
-libdir=$destdir$prefix/lib/eatmydata
-install -d "$bindir" "$libdir"
+install -d "$bindir" "$libdir" "$mandir" "$completions"
 install -m 0755 target/release/eatmydata "$bindir/eatmydata"
 install -m 0644 target/release/libeatmydata.so "$libdir/libeatmydata.so"
-echo "installed $bindir/eatmydata and $libdir/libeatmydata.so"
+install -m 0644 doc/eatmydata.1 "$mandir/eatmydata.1"
+install -m 0644 packaging/debian/eatmydata.bash-completion "$completions/eatmydata"
+echo "installed ${files[*]}"

@@ -296,13 +296,17 @@ fn the_install_script_lays_out_what_the_command_finds() {
     fs::create_dir_all(&staged).unwrap();
     fs::copy(command(), staged.join("eatmydata")).unwrap();
     fs::copy(library(), staged.join("libeatmydata.so")).unwrap();
-    fs::create_dir_all(prefix.join("src/scripts")).unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for file in [
+        "scripts/install.sh",
+        "doc/eatmydata.1",
+        "packaging/debian/eatmydata.bash-completion",
+    ] {
+        let to = prefix.join("src").join(file);
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        fs::copy(source.join(file), to).unwrap();
+    }
     let script = prefix.join("src/scripts/install.sh");
-    fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/install.sh"),
-        &script,
-    )
-    .unwrap();
     let root = prefix.join("root");
     let status = Command::new("bash")
         .arg(&script)
@@ -311,7 +315,15 @@ fn the_install_script_lays_out_what_the_command_finds() {
         .status()
         .unwrap();
     assert!(status.success());
-    assert!(root.join("lib/eatmydata/libeatmydata.so").is_file());
+    let installed_files = [
+        "bin/eatmydata",
+        "lib/eatmydata/libeatmydata.so",
+        "share/man/man1/eatmydata.1",
+        "share/bash-completion/completions/eatmydata",
+    ];
+    for file in installed_files {
+        assert!(root.join(file).is_file(), "{file} not installed");
+    }
 
     let data = prefix.join("data");
     let installed = Run::new(root.join("bin/eatmydata"))
@@ -323,6 +335,22 @@ fn the_install_script_lays_out_what_the_command_finds() {
         "{:?}",
         installed.calls
     );
+
+    // Uninstall removes exactly what was installed: a file of someone
+    // else's in the same folder stays.
+    fs::write(root.join("bin/other"), "").unwrap();
+    let status = Command::new("bash")
+        .arg(&script)
+        .args(["--uninstall", "--prefix"])
+        .arg(&root)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for file in installed_files {
+        assert!(!root.join(file).exists(), "{file} left behind");
+    }
+    assert!(!root.join("lib/eatmydata").exists());
+    assert!(root.join("bin/other").is_file());
 
     let bad = Command::new("bash")
         .arg(&script)

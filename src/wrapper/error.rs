@@ -81,7 +81,10 @@ impl fmt::Display for Error {
                 }
                 write!(
                     f,
-                    "\nSet EATMYDATA_LIBRARY to its path, or reinstall eatmydata."
+                    "\nThe command needs the library installed with it (cargo install \
+                     installs the command alone): install the libeatmydata1 package, or \
+                     run scripts/install.sh from the source, or set EATMYDATA_LIBRARY to \
+                     its path."
                 )
             }
             Error::LibraryPath(path) => write!(

@@ -4,8 +4,9 @@
 //! path, so that a link to it from anywhere works and so does a build tree
 //! (`target/release/`); in the install layout, `PREFIX/lib/eatmydata/`
 //! beside `PREFIX/bin/`; in Debian's layout, `/usr/lib/<multiarch>/`
-//! beside `/usr/bin/`, where the `libeatmydata1` package puts it, and
-//! there in `/usr` from a copy of the command anywhere else.
+//! beside `/usr/bin/`, where the `libeatmydata1` package puts it. Never in
+//! a fixed system folder: a copy of the command elsewhere could pick up
+//! another libeatmydata there (Debian's original) without a word.
 //!
 //! This program's real path comes from `/proc/self/exe`; where `/proc` is
 //! not mounted (a minimal container or chroot), from the path it was
@@ -49,12 +50,6 @@ pub fn candidates(exe_dir: &Path) -> Vec<PathBuf> {
         places.push(prefix.join("lib/eatmydata").join(FILE_NAME));
         places.push(prefix.join("lib").join(FILE_NAME));
         places.push(prefix.join("lib").join(MULTIARCH).join(DEBIAN_FILE_NAME));
-    }
-    // A copy of the packaged command elsewhere (an image's /usr/local/bin/dpkg)
-    // still finds the packaged library.
-    let packaged = Path::new("/usr/lib").join(MULTIARCH).join(DEBIAN_FILE_NAME);
-    if !places.contains(&packaged) {
-        places.push(packaged);
     }
     places
 }
@@ -124,7 +119,6 @@ mod tests {
                 PathBuf::from("/opt/emd/lib/eatmydata/libeatmydata.so"),
                 PathBuf::from("/opt/emd/lib/libeatmydata.so"),
                 PathBuf::from(format!("/opt/emd/lib/{MULTIARCH}/libeatmydata.so.1")),
-                PathBuf::from(format!("/usr/lib/{MULTIARCH}/libeatmydata.so.1")),
             ]
         );
         assert_eq!(

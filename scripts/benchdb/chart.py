@@ -14,6 +14,8 @@ WIDTH, LEFT, BAR_AREA, ROW, TITLE = 900, 130, 560, 22, 26
 
 
 def color(variant, others):
+    """The mode's colour: "eatmydata @xfs" is drawn like "eatmydata"."""
+    variant = variant.split(" @")[0]
     if variant not in COLORS:
         COLORS[variant] = others.pop(0) if others else "#17becf"
     return COLORS[variant]

@@ -1,10 +1,10 @@
 """The bench's machinery: variants, private directories, processes, cleanup.
 
-Every workload runs the same steps under each variant; a variant only says
-where the data lives (disk or a private tmpfs), what each command is prefixed
-with (nothing, the `eatmydata` command, `env LD_PRELOAD=...`), and whether
-the database's own durability knobs are turned off. Whatever the bench
-starts or mounts is recorded here and undone on exit, even on Ctrl-C.
+A variant is a run mode (modes.py: how each command is prefixed, whether the
+program's own durability knobs are off) on a file system (fs.py: made anew
+for each run). Every workload runs the same steps under each variant.
+Whatever the bench starts or mounts is recorded here and undone on exit,
+even on Ctrl-C.
 """
 
 import os
@@ -25,15 +25,27 @@ def say(message):
 
 @dataclass
 class Variant:
-    name: str
-    prefix: list  # argv put before each command of the workload
-    tmpfs: bool = False
-    knobs: bool = False
-    library: str = ""  # the preloaded library, to look for in /proc/PID/maps
+    name: str  # as reported: "eatmydata", "plain @xfs", "tmpfs"
+    mode: object  # modes.Mode
+    fs: str  # one of fs.KINDS
+    reps: int
+    baseline: str  # the variant whose time its speedup is against
+
+    @property
+    def prefix(self):
+        return self.mode.prefix
+
+    @property
+    def knobs(self):
+        return self.mode.knobs
+
+    @property
+    def library(self):
+        return self.mode.library
 
 
 class Context:
-    """One bench run: its directories, its variants, what to undo."""
+    """One bench run: its private directory, the artefacts, what to undo."""
 
     def __init__(self, args, root):
         self.args = args
@@ -41,20 +53,21 @@ class Context:
         self.built = os.path.join(root, "target/release")
         self.processes = []
         self.servers = []
-        self.mounted = None
+        self.notes = []
+        self.mounted = None  # the fs.Mounted of the run in progress
+        self.fs_seen = {}  # file system kind -> its description, from a run on it
         self.base = tempfile.mkdtemp(prefix="bench-db.", dir=args.dir)
         os.chmod(self.base, 0o755)  # the servers run as their own users
-        self.disk = os.path.join(self.base, "disk")
-        os.mkdir(self.disk)
-        self.memory = os.path.join(self.base, "tmpfs")
-        os.mkdir(self.memory)
         try:
-            self.mount_tmpfs()
             self.eatmydata, self.library = self.snapshot()
-            self.variants = self.make_variants()
         except BaseException:
             self.cleanup()
             raise
+
+    def note(self, message):
+        """Something the report must say (a mode skipped, a file system left out)."""
+        say(message)
+        self.notes.append(message)
 
     def snapshot(self):
         """Copies of the command and library as built now: a rebuild in the
@@ -70,48 +83,17 @@ class Context:
             copies.append(shutil.copy2(built, os.path.join(bin_, name)))
         return copies
 
-    def mount_tmpfs(self):
-        if os.geteuid() == 0:
-            subprocess.run(
-                ["mount", "-t", "tmpfs", "-o", "size=4g,mode=0755", "bench-db", self.memory],
-                check=True,
-            )
-            self.mounted = self.memory
-        else:
-            os.rmdir(self.memory)
-            self.memory = tempfile.mkdtemp(prefix="bench-db.", dir="/dev/shm")
-            os.chmod(self.memory, 0o755)
-
-    def make_variants(self):
-        variants = [
-            Variant("plain", []),
-            Variant("eatmydata", [self.eatmydata], library=self.library),
-            Variant("tmpfs", [], tmpfs=True),
-            Variant("db knobs", [], knobs=True),
-        ]
-        for spec in self.args.compare:
-            label, _, path = spec.rpartition("=")
-            path = os.path.abspath(path)
-            label = label or os.path.basename(path).split(".so")[0]
-            variants.append(Variant(label, ["env", f"LD_PRELOAD={path}"], library=path))
-        return variants
-
     def fresh_dir(self, variant, name, owner=None):
-        """An empty directory for one run, on disk or on the tmpfs."""
-        parent = self.memory if variant.tmpfs else self.disk
-        path = os.path.join(parent, name)
+        """An empty directory for one run, on the run's own file system."""
+        if self.mounted is None:
+            raise RuntimeError(f"fresh_dir({name}) outside a run")
+        path = os.path.join(self.mounted.path, name)
         remove(path)
         os.mkdir(path, 0o755)
         if owner:
             user = pwd.getpwnam(owner)
             os.chown(path, user.pw_uid, user.pw_gid)
         return path
-
-    def clear(self):
-        """Remove the previous run's data, before the sync that precedes a run."""
-        for parent in (self.disk, self.memory):
-            for name in os.listdir(parent):
-                remove(os.path.join(parent, name))
 
     def start(self, argv, log, **kwargs):
         """Start a server in the background; it is stopped on exit if still up."""
@@ -130,7 +112,7 @@ class Context:
         return pid
 
     def stop_all(self):
-        """Stop every server and child still running: after a failure, or at exit."""
+        """Stop every server and child still running: after a run, or at exit."""
         for pid in self.servers:
             if ours(pid, self.base):
                 say(f"stopping leftover server {pid}")
@@ -149,10 +131,6 @@ class Context:
 
     def cleanup(self):
         self.stop_all()
-        if self.mounted:
-            subprocess.run(["umount", self.mounted], check=False)
-            self.mounted = None
-        remove(self.memory)
         remove(self.base)
 
 
@@ -240,6 +218,15 @@ def stop(process, pid, sig=signal.SIGINT, timeout=120):
     except ProcessLookupError:
         pass
     process.wait(timeout)
+
+
+def output(argv):
+    """The first line a command prints (its version, say), or "?"."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        return (done.stdout or done.stderr).strip().splitlines()[0]
+    except (OSError, IndexError, subprocess.TimeoutExpired):
+        return "?"
 
 
 def settle():

@@ -14,7 +14,7 @@ import os
 import signal
 import time
 
-from .common import library_mapped, read_pid, timed, socket_answers, stop, wait_until
+from .common import library_mapped, output, read_pid, socket_answers, stop, timed, wait_until
 
 NAME = "mariadb"
 KNOBS = [
@@ -22,6 +22,7 @@ KNOBS = [
     "--skip-innodb-doublewrite",
     "--innodb-flush-method=nosync",
 ]
+PACKAGES = {"mariadbd": "mariadb-server", "mariadb": "mariadb-client"}
 MEASURES = [
     ("total", "MariaDB install + start + import + shutdown", "s"),
     ("import", "MariaDB {rows:,}-row single-INSERT import", "s"),
@@ -44,6 +45,10 @@ def dump(ctx, count):
             for i in range(count):
                 out.write(f"INSERT INTO t VALUES ({i},'name-{i}',{i * 7919 % 100000});\n")
     return path
+
+
+def versions():
+    return [f"mariadb: {output(['mariadbd', '--version'])}"]
 
 
 def describe(ctx):

@@ -12,12 +12,13 @@ import shutil
 import subprocess
 import time
 
-from .common import as_user, library_mapped, read_pid, timed, stop, wait_until
+from .common import as_user, library_mapped, output, read_pid, stop, timed, wait_until
 
 NAME = "postgres"
 PORT = "54329"
 USER = "postgres"
 KNOBS = ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
+PACKAGES = {"pgbench": "postgresql-contrib", "initdb": "postgresql"}
 MEASURES = [
     ("lifecycle", "PostgreSQL initdb + start + pgbench -i -s {scale} + stop", "s"),
     ("tps", "PostgreSQL pgbench -c 4 -j 2, {seconds} s run", "tps"),
@@ -43,6 +44,10 @@ def sizes(ctx, probe=False):
     if probe:
         return 1, 2
     return (2, 4) if ctx.args.quick else (10, 15)
+
+
+def versions():
+    return [f"postgresql: {output([bindir() + '/postgres', '--version'])}"]
 
 
 def describe(ctx):

@@ -1,7 +1,10 @@
 """The markdown report: medians, spread, speedup against plain, ratio to tmpfs.
 
-"ratio to tmpfs" is the variant's cost divided by the tmpfs variant's (time,
-or 1/tps): 1.00 is as fast as having no disk at all, 1.05 is 5% slower.
+"speedup vs plain" is against `plain` on the same file system (tmpfs: the
+headline's plain). "ratio to tmpfs" is the variant's cost divided by the
+tmpfs variant's (time, or 1/tps): 1.00 is as fast as having no disk at all,
+1.05 is 5% slower. "written" and "flushes" are what the run's own loop
+device completed (median per run), so a gap is explained by a column.
 """
 
 import statistics
@@ -10,6 +13,11 @@ PROOF_NOTE = (
     "proof: a short run of the same workload under `strace -f` counted the durability "
     "requests that still reached the kernel; \"library mapped\" is read from the "
     "server's /proc/PID/maps during the timed runs."
+)
+DEVICE_NOTE = (
+    "written, flushes: what the run's own loop device completed from the run's start to its "
+    "end, median per run (/proc/diskstats); none on tmpfs, and not read on the machine's own "
+    "disk, which other programs share."
 )
 
 
@@ -28,12 +36,31 @@ def measure_rows(results, key, unit):
         values = [run[key] for run in outcome["runs"]]
         if values:  # every run of a variant can fail; the others still count
             rows[variant] = summarize(values, higher)
-    plain = rows.get("plain", {}).get("cost")
     tmpfs = rows.get("tmpfs", {}).get("cost")
-    for row in rows.values():
+    for variant, row in rows.items():
+        plain = rows.get(results[variant]["baseline"], {}).get("cost")
         row["speedup"] = plain / row["cost"] if plain else None
         row["to_tmpfs"] = row["cost"] / tmpfs if tmpfs else None
     return rows
+
+
+def device(outcome):
+    """The median bytes written and flushes of a variant's runs, as two cells."""
+    runs = [r for r in outcome["runs"] if "device flushes" in r]
+    if not runs:
+        return "–", "–"
+    written = statistics.median(r["device bytes"] for r in runs) / 1e6
+    flushes = statistics.median(r["device flushes"] for r in runs)
+    return f"{written:,.0f} MB" if written >= 10 else f"{written:.1f} MB", f"{flushes:,.0f}"
+
+
+def file_systems(kinds, seen):
+    """One line per file system of the run: type, journal, mount options."""
+    names = {"ext4": "fresh ext4 on a loop device (made for each run)",
+             "xfs": "fresh xfs on a loop device (made for each run)",
+             "disk": "the machine's own disk as it is", "tmpfs": "a private tmpfs"}
+    return [f"file system {kind}{' (headline)' if i == 0 else ''}: {names[kind]}: "
+            f"{seen.get(kind, 'no run finished on it')}" for i, kind in enumerate(kinds)]
 
 
 def number(value, unit):
@@ -48,8 +75,9 @@ def ratio(value):
 
 def table(workloads, results, describe_all):
     """The whole report for the workloads that ran, as markdown lines."""
-    lines = ["| workload | variant | median | spread (min–max) | speedup vs plain "
-             "| ratio to tmpfs | proof |", "|---|---|--:|--:|--:|--:|---|"]
+    lines = ["| workload | variant | file system | median | spread (min–max) "
+             "| speedup vs plain | ratio to tmpfs | written | flushes | proof |",
+             "|---|---|---|--:|--:|--:|--:|--:|--:|---|"]
     for module in workloads:
         outcome = results.get(module.NAME)
         if not outcome:
@@ -60,10 +88,12 @@ def table(workloads, results, describe_all):
             for variant, row in rows.items():
                 suffix = " tps" if unit == "tps" else " s"
                 spread = f"{number(row['min'], unit)}–{number(row['max'], unit)}"
+                written, flushes = device(outcome[variant])
                 lines.append(
-                    f"| {titles[key]} | {variant} | {number(row['median'], unit)}{suffix} "
+                    f"| {titles[key]} | {variant} | {outcome[variant]['fs']} "
+                    f"| {number(row['median'], unit)}{suffix} "
                     f"| {spread} | {ratio(row['speedup'])} | {ratio(row['to_tmpfs'])} "
-                    f"| {outcome[variant]['proof']} |"
+                    f"| {written} | {flushes} | {outcome[variant]['proof']} |"
                 )
     return lines
 

@@ -1,6 +1,6 @@
 """What the bench needs on the machine, and what it records about it.
 
-On Debian or Ubuntu, as root, missing database packages are installed with
+On Debian or Ubuntu, as root, missing packages (databases, tools, file systems) are installed with
 apt-get. A package's maintainer scripts would start the system's own
 service; a policy-rc.d that refuses is put in place for the install (and
 removed after, if we created it), so no system service is started.
@@ -13,13 +13,11 @@ import platform
 import shutil
 import subprocess
 
-from .common import say
+from .common import output, say
+from .modes import PACKAGES as MODE_PACKAGES
 
-NEEDS = {  # program -> Debian package
-    "sqlite": {"sqlite3": "sqlite3", "strace": "strace"},
-    "postgres": {"pgbench": "postgresql-contrib", "initdb": "postgresql", "strace": "strace"},
-    "mariadb": {"mariadbd": "mariadb-server", "mariadb": "mariadb-client", "strace": "strace"},
-}
+ALWAYS = {"strace": "strace", "losetup": "mount", "mkfs.ext4": "e2fsprogs",
+          "mkfs.xfs": "xfsprogs"}
 POLICY = "/usr/sbin/policy-rc.d"
 
 
@@ -28,9 +26,21 @@ def present(program):
     return bool(shutil.which(program) or glob.glob(f"/usr/lib/postgresql/*/bin/{program}"))
 
 
-def ensure(workloads, install):
-    missing = sorted({package for name in workloads for program, package in NEEDS[name].items()
-                      if not present(program)})
+def installed(package):
+    done = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package],
+                          capture_output=True, text=True, check=False)
+    return "install ok installed" in done.stdout
+
+
+def ensure(workloads, modes, install):
+    """Install what the workloads, the modes and the file systems need."""
+    needs = dict(ALWAYS)
+    for module in workloads:
+        needs.update(module.PACKAGES)
+    missing = {package for program, package in needs.items() if not present(program)}
+    missing |= {MODE_PACKAGES[m] for m in modes if m in MODE_PACKAGES
+                and not installed(MODE_PACKAGES[m])}
+    missing = sorted(missing)
     if not missing:
         return
     if not install or os.geteuid() != 0 or not shutil.which("apt-get"):
@@ -52,14 +62,6 @@ def ensure(workloads, install):
             os.remove(POLICY)
 
 
-def output(argv):
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-        return (done.stdout or done.stderr).strip().splitlines()[0]
-    except (OSError, IndexError, subprocess.TimeoutExpired):
-        return "?"
-
-
 def package_version(path):
     owner = output(["dpkg-query", "-S", os.path.realpath(path)]).split(":")[0]
     if owner in ("?", "") or " " in owner:
@@ -72,7 +74,7 @@ def digest(path):
         return hashlib.sha256(file.read()).hexdigest()
 
 
-def machine(ctx, pg_bindir):
+def machine(ctx, workloads, modes):
     """Date, machine and versions, one line each, for the report."""
     cpu = "?"
     with open("/proc/cpuinfo") as info:
@@ -82,19 +84,16 @@ def machine(ctx, pg_bindir):
                 break
     with open("/proc/meminfo") as info:
         memory = int(info.readline().split()[1]) // 1024 // 1024
-    fs = output(["stat", "-f", "-c", "%T", ctx.disk])
-    device = output(["findmnt", "-n", "-o", "SOURCE,FSTYPE", "-T", ctx.disk])
     lines = [
         f"date: {output(['date', '-u', '+%Y-%m-%d %H:%M UTC'])}",
         f"machine: {cpu}, {os.cpu_count()} CPUs, {memory} GiB RAM, kernel {platform.release()}",
-        f"data on disk: {ctx.disk} on {device or fs}; tmpfs variant: a private tmpfs mount",
         f"os: {output(['sh', '-c', '. /etc/os-release; echo $PRETTY_NAME'])}",
         f"eatmydata: {output(['git', '-C', ctx.root, 'describe', '--always', '--dirty'])},"
         f" libeatmydata.so sha256 {digest(ctx.library)[:12]} ({output(['rustc', '--version'])})",
-        f"sqlite3: {output(['sqlite3', '--version']).split()[0]}",
-        f"postgresql: {output([pg_bindir + '/postgres', '--version']) if pg_bindir else '-'}",
-        f"mariadb: {output(['mariadbd', '--version'])}",
     ]
-    for spec in ctx.args.compare:
-        lines.append(f"compared: {spec} ({package_version(spec.rpartition('=')[2])})")
+    for module in workloads:
+        lines += module.versions()
+    for mode in modes:
+        if mode.library and mode.library != ctx.library:
+            lines.append(f"{mode.name}: {mode.library} ({package_version(mode.library)})")
     return lines

@@ -7,16 +7,17 @@ is what a test suite that inserts fixtures one by one pays.
 
 import os
 
-from .common import timed
+from .common import output, timed
 
 NAME = "sqlite"
+PACKAGES = {"sqlite3": "sqlite3"}
 MEASURES = [("total", "SQLite {rows:,} autocommit INSERTs", "s")]
 
 
 def rows(ctx, probe=False):
     if probe:
         return 300
-    return 2_000 if ctx.args.quick else 40_000
+    return 500 if ctx.args.quick else 40_000
 
 
 def script(ctx, count, synchronous):
@@ -29,6 +30,10 @@ def script(ctx, count, synchronous):
                 out.write(f"INSERT INTO t VALUES ({i}, 'name-{i}', {i * 7919 % 100000});\n")
             out.write("SELECT count(*) FROM t;\n")
     return path
+
+
+def versions():
+    return [f"sqlite3: {output(['sqlite3', '--version']).split()[0]}"]
 
 
 def describe(ctx):

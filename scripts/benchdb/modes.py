@@ -1,0 +1,71 @@
+"""How a workload's programs are run: the bench's run modes.
+
+A mode is an argv put before every command of a workload, and whether the
+program's own durability knobs are turned off (the workload says which
+knobs: PostgreSQL's fsync=off, dpkg's --force-unsafe-io, ...). A variant of
+the bench is a mode on a file system (see fs.py).
+
+To add a mode, write a function `(ctx) -> Mode or None` (None: not
+available on this machine, skipped with a note) and add it to MODES; list
+its name in DEFAULT if every run should have it, and in PACKAGES the Debian
+package it needs, if any (installed when missing). `ctx.eatmydata` and
+`ctx.library` are the snapshots of the command and library being measured.
+"""
+
+import os
+from dataclasses import dataclass
+
+# Debian's eatmydata package: the original libeatmydata, run side by side.
+ORIGINAL = "/usr/lib/x86_64-linux-gnu/libeatmydata.so.1"
+
+
+@dataclass
+class Mode:
+    name: str
+    prefix: list  # argv put before each command of the workload
+    knobs: bool = False  # the program's own durability knobs turned off
+    library: str = ""  # the preloaded library, looked for in /proc/PID/maps
+
+
+def plain(ctx):
+    return Mode("plain", [])
+
+
+def eatmydata(ctx):
+    return Mode("eatmydata", [ctx.eatmydata], library=ctx.library)
+
+
+def original(ctx):
+    if not os.path.exists(ORIGINAL):
+        return None
+    return Mode("libeatmydata", ["env", f"LD_PRELOAD={ORIGINAL}"], library=ORIGINAL)
+
+
+def knobs(ctx):
+    return Mode("db knobs", [], knobs=True)
+
+
+MODES = {"plain": plain, "eatmydata": eatmydata, "libeatmydata": original,
+         "db knobs": knobs}
+DEFAULT = ["plain", "eatmydata", "libeatmydata", "db knobs"]
+PACKAGES = {"libeatmydata": "eatmydata"}  # mode -> Debian package it needs
+
+
+def compared(spec):
+    """A mode for `--compare [LABEL=]PATH.so`: another preload library."""
+    label, _, path = spec.rpartition("=")
+    path = os.path.abspath(path)
+    label = label or os.path.basename(path).split(".so")[0]
+    return Mode(label, ["env", f"LD_PRELOAD={path}"], library=path)
+
+
+def chosen(ctx, names, compare):
+    """The modes of this run, in order; `plain` always first (the baseline)."""
+    modes = []
+    for name in ["plain"] + [n for n in names if n != "plain"]:
+        mode = MODES[name](ctx)
+        if mode is None:
+            ctx.note(f"mode {name} is not available on this machine: skipped")
+        else:
+            modes.append(mode)
+    return modes + [compared(spec) for spec in compare]

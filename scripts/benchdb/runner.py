@@ -1,0 +1,106 @@
+"""The matrix: which variants run, in which order, each on a file system of
+its own, and what each run measured beside its own figures.
+
+The headline file system (the first of --fs, a fresh ext4 by default) gets
+every mode; tmpfs gets `plain` only (no disk: the speed limit every ratio
+is taken against); the other file systems get `plain` and `eatmydata`, with
+--side-reps repetitions. Repetitions are interleaved, each round in a
+rotated order, and every run starts after a sync(), on a file system made
+for it, so that no variant pays for another's writeback or deletions.
+"""
+
+import os
+import subprocess
+
+from . import fs, proof
+from .common import Variant, say, settle
+
+SIDE_MODES = ("plain", "eatmydata")
+
+
+def variants(ctx, modes):
+    """The variants of this run, in the order of the report."""
+    args, out = ctx.args, []
+    headline = args.fs[0]
+    for kind in args.fs:
+        if kind == "tmpfs":
+            out.append(Variant("tmpfs", modes[0], kind, args.reps, "plain"))
+            continue
+        for mode in modes:
+            if kind != headline and mode.name not in SIDE_MODES:
+                continue
+            name = mode.name if kind == headline else f"{mode.name} @{kind}"
+            base = "plain" if kind == headline else f"plain @{kind}"
+            reps = args.reps if kind == headline else args.side_reps
+            out.append(Variant(name, mode, kind, reps, base))
+    return out
+
+
+def size(ctx):
+    """The loop file's size (sparse) or tmpfs limit: room for the biggest run."""
+    return ctx.args.fs_size << 30
+
+
+def attempt(ctx, module, variant, failures, trace=None):
+    """One run on a new file system; a failure is recorded and the bench goes on."""
+    try:
+        with fs.make(variant.fs, ctx.base, size(ctx)) as mounted:
+            ctx.mounted = mounted
+            try:
+                settle()
+                before = mounted.counters()
+                result, mapped = module.run(ctx, variant, trace=trace)
+                device = fs.difference(before, mounted.counters())
+                for key, value in (device or {}).items():
+                    result[f"device {key}"] = value
+                ctx.fs_seen.setdefault(variant.fs, mounted.describe())
+                return result, mapped
+            finally:
+                ctx.stop_all()
+                ctx.mounted = None
+    except (RuntimeError, subprocess.TimeoutExpired) as error:
+        say(f"{module.NAME} {variant.name}: FAILED: {str(error)[-300:]}")
+        failures.append(str(error)[-4000:])
+        return None, None
+
+
+def probe(ctx, module, variant, failures):
+    """A short run under strace: the durability requests that reached the kernel."""
+    output = os.path.join(ctx.base, "strace.out")
+    if os.path.exists(output):
+        os.remove(output)
+    result, _ = attempt(ctx, module, variant, failures, trace=proof.strace_prefix(output))
+    return proof.count(output) if result else None
+
+
+def bench(ctx, module, chosen):
+    """Every variant's runs of one workload: {variant name: outcome}."""
+    outcome = {v.name: {"runs": [], "mapped": [], "failures": [], "fs": v.fs,
+                        "mode": v.mode.name, "baseline": v.baseline} for v in chosen}
+    traced = {}  # mode -> strace counts: a mode's proof holds on every file system
+    for variant in chosen:
+        data = outcome[variant.name]
+        if not ctx.args.no_proof and variant.mode.name not in traced:
+            traced[variant.mode.name] = probe(ctx, module, variant, data["failures"])
+            say(f"{module.NAME} {variant.mode.name}: "
+                f"{proof.describe(traced[variant.mode.name])}")
+        data["strace"] = traced.get(variant.mode.name)
+    for rep in range(max(v.reps for v in chosen)):
+        due = [v for v in chosen if v.reps > rep]
+        turn = rep % len(due)
+        for variant in due[turn:] + due[:turn]:
+            data = outcome[variant.name]
+            result, mapped = attempt(ctx, module, variant, data["failures"])
+            if result is None:
+                continue
+            data["runs"].append(result)
+            if mapped is not None:
+                data["mapped"].append(mapped)
+            shown = ", ".join(f"{k} {v:.2f}" for k, v in result.items() if " " not in k)
+            say(f"{module.NAME} rep {rep + 1}/{variant.reps} {variant.name}: {shown}")
+    for data in outcome.values():
+        mapped = all(data["mapped"]) if data["mapped"] else None
+        data["proof"] = proof.describe(data["strace"], mapped)
+        if data["failures"]:
+            data["proof"] += f"; {len(data['failures'])} run(s) FAILED (see results.json)"
+    return outcome

@@ -1,0 +1,34 @@
+"""The workloads the bench knows, in the order they run.
+
+To add one, write a module in this directory and add its name here. A
+workload module has:
+
+- NAME: its name for `--only`;
+- MEASURES: [(key, title, unit)], unit "s" (shorter is better) or "tps"
+  (higher is better); a title may use fields that `describe` fills in;
+- PACKAGES: {program: Debian package} it needs (installed when missing);
+- describe(ctx) -> {key: title}: the titles at this run's sizes;
+- versions() -> [str]: lines for the report ("sqlite3: 3.40.1");
+- run(ctx, variant, trace=None) -> (result, mapped): one run. `result` has
+  a number for each MEASURES key (and "phase NAME" entries for the phases
+  table); `mapped` whether variant.library was seen mapped in the server
+  (None if not checked). Data goes under ctx.fresh_dir(variant, name);
+  every command is prefixed with `(trace or []) + variant.prefix`;
+  variant.knobs means the program's own durability knobs are off. A run
+  that fails raises RuntimeError; servers are started with ctx.start and
+  recorded with ctx.server, so that they are stopped whatever happens.
+
+Sizes follow ctx.args.quick (CI: seconds), the default, and ctx.args.full
+(the seeds' workloads at full size). A workload that only makes sense at
+full size sets FULL_ONLY = True.
+"""
+
+import importlib
+
+NAMES = ["sqlite", "postgres", "mariadb", "fio"]
+
+
+def load(names=None):
+    """The workload modules, all of them or those named, in NAMES order."""
+    return [importlib.import_module(f"benchdb.{name}") for name in NAMES
+            if names is None or name in names]

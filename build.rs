@@ -3,11 +3,11 @@
 //! libraries the shim needs.
 
 fn main() {
-    let shim = "src/preload/c/shim.c";
-    println!("cargo:rerun-if-changed={shim}");
+    let sources = ["src/preload/c/shim.c", "src/preload/c/aio.c"];
+    println!("cargo:rerun-if-changed=src/preload/c");
 
     cc::Build::new()
-        .file(shim)
+        .files(sources)
         .flag("-fvisibility=hidden")
         .flag("-U_FORTIFY_SOURCE")
         .flag("-fno-builtin")

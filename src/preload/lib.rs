@@ -25,6 +25,7 @@ mod next;
 // Floor 3: what was skipped, for --report.
 mod report;
 // Floor 4: one decision per durability request, by libc area.
+mod aio;
 mod mman;
 mod open;
 mod sync;

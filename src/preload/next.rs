@@ -110,6 +110,17 @@ pub fn raw(number: c_long, a: [c_long; 6]) -> c_long {
     unsafe { next(number, a[0], a[1], a[2], a[3], a[4], a[5]) }
 }
 
+/// `eatmydata_kernel`: [`raw`] for the shim's own kernel calls.
+///
+/// # Safety
+/// `args` points to six longs, and the call is one the kernel may be asked
+/// for with them.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn eatmydata_kernel(number: c_long, args: *const [c_long; 6]) -> c_long {
+    // SAFETY: the shim passes an array of six.
+    raw(number, unsafe { *args })
+}
+
 /// Looks up what [`raw`] needs, for the constructor's warm-up.
 pub fn warm_up() {
     SYSCALL.get();

@@ -114,6 +114,15 @@ pub fn fsync_status(fd: c_int) -> c_int {
     }
 }
 
+/// Whether `fsync(fd)` would succeed, short of the flush itself; errno is
+/// left as it was. Nothing is counted.
+pub fn fsync_would_succeed(fd: c_int) -> bool {
+    let saved = errno::get();
+    let answer = target(fd);
+    errno::set(saved);
+    answer == Ok(Target::Storage)
+}
+
 /// Success, counted as a skip of `kind`.
 fn skipped(kind: Skip) -> c_int {
     count(kind);

@@ -1,6 +1,7 @@
 //! Integration tests: real processes run with and without the library, and
 //! the `eatmydata` command run as a user would run it.
 
+mod aio; // aio_fsync and Linux AIO flushes completed without reaching the disk
 mod anywhere; // the static command: a root with no glibc and no /proc
 mod both_ways; // each durability request answered alike by name and through syscall(2)
 mod common; // artefacts, C probes, scratch folders, runs under strace

@@ -20,8 +20,12 @@ fn listed_hooks() -> BTreeSet<String> {
 
 /// The hooks the C shim defines: each `HOOK(name)(` that opens a definition.
 fn shim_hooks() -> BTreeSet<String> {
-    let source = include_str!("../../src/preload/c/shim.c");
-    source
+    let sources = [
+        include_str!("../../src/preload/c/shim.c"),
+        include_str!("../../src/preload/c/aio.c"),
+    ];
+    sources
+        .concat()
         .split("HOOK(")
         .skip(1)
         .filter_map(|rest| rest.split_once(")("))

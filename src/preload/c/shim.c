@@ -16,15 +16,14 @@
  *
  * Rust decides (is the library eating? which flags remain?) and C calls.
  */
-#define _GNU_SOURCE
+#include "shim.h"
+
 #include <dlfcn.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
 /*
  * Bind to the oldest symbol versions, so the library loads into programs on
@@ -57,31 +56,6 @@ int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
 
-/* The Rust side: src/preload/. */
-void *eatmydata_next(void **cache, const char *name);
-int eatmydata_missing(void);
-int eatmydata_eating(void);
-int eatmydata_open_flags(int flags);
-int eatmydata_setfl_flags(int flags);
-int eatmydata_rwf_flags(int flags);
-int eatmydata_msync_flags(int flags);
-int eatmydata_fsync_status(int fd);
-int eatmydata_syncfs_status(int fd);
-int eatmydata_sync_file_range_status(int fd, off64_t offset, off64_t nbytes,
-				     unsigned int flags);
-long eatmydata_syscall(long number, const long args[6]);
-void eatmydata_warm_up(void);
-void eatmydata_sync(void);
-void eatmydata_report_at_exit(void);
-void eatmydata_forget_counts(void);
-
-/* A hook's name, and the check that it has libc's prototype. */
-#define HOOK(name) eatmydata_hook_##name
-#define MATCHES(name)                                                         \
-	_Static_assert(__builtin_types_compatible_p(__typeof__(HOOK(name)),   \
-						    __typeof__(name)),        \
-		       #name " keeps libc's prototype")
-
 /* Called by Rust's lookup: dlsym must be called from this object for
  * RTLD_NEXT to mean "after libeatmydata.so". */
 void *eatmydata_dlsym_next(const char *name)
@@ -109,16 +83,6 @@ __attribute__((weak)) void rust_eh_personality(void)
 
 #define EMD_CACHE(name) static void *next_##name;
 EMD_NEXT_NAMES(EMD_CACHE)
-
-/* The next definition of `name`, typed by its prototype in the headers. */
-#define NEXT(name) ((__typeof__(&name))eatmydata_next(&next_##name, #name))
-
-/* Call the next definition of `name`, or fail with ENOSYS if it has none. */
-#define PASS(name, ...)                                                       \
-	do {                                                                  \
-		__typeof__(&name) next_fn = NEXT(name);                      \
-		return next_fn ? next_fn(__VA_ARGS__) : eatmydata_missing();  \
-	} while (0)
 
 /* Whether open(2) reads a mode: the rule of glibc's __OPEN_NEEDS_MODE. */
 #define NEEDS_MODE(flags)                                                     \

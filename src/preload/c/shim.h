@@ -1,0 +1,51 @@
+/*
+ * What every C file of the shim shares: the Rust side's entry points, and
+ * the macros that name a hook, check its prototype and call on the next
+ * definition. Each file keeps its own caches of next definitions.
+ */
+#ifndef EATMYDATA_SHIM_H
+#define EATMYDATA_SHIM_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <unistd.h>
+
+/* The Rust side: src/preload/. */
+void *eatmydata_next(void **cache, const char *name);
+long eatmydata_kernel(long number, const long args[6]);
+int eatmydata_missing(void);
+int eatmydata_eating(void);
+int eatmydata_open_flags(int flags);
+int eatmydata_setfl_flags(int flags);
+int eatmydata_rwf_flags(int flags);
+int eatmydata_msync_flags(int flags);
+int eatmydata_fsync_status(int fd);
+int eatmydata_syncfs_status(int fd);
+int eatmydata_sync_file_range_status(int fd, off64_t offset, off64_t nbytes,
+				     unsigned int flags);
+long eatmydata_syscall(long number, const long args[6]);
+int eatmydata_aio_fsync_answerable(int op, int fd);
+void eatmydata_aio_fsync_answered(void);
+void eatmydata_warm_up(void);
+void eatmydata_sync(void);
+void eatmydata_report_at_exit(void);
+void eatmydata_forget_counts(void);
+
+/* A hook's name, and the check that it has libc's prototype. */
+#define HOOK(name) eatmydata_hook_##name
+#define MATCHES(name)                                                         \
+	_Static_assert(__builtin_types_compatible_p(__typeof__(HOOK(name)),   \
+						    __typeof__(name)),        \
+		       #name " keeps libc's prototype")
+
+/* The next definition of `name`, typed by its prototype in the headers. */
+#define NEXT(name) ((__typeof__(&name))eatmydata_next(&next_##name, #name))
+
+/* Call the next definition of `name`, or fail with ENOSYS if it has none. */
+#define PASS(name, ...)                                                       \
+	do {                                                                  \
+		__typeof__(&name) next_fn = NEXT(name);                      \
+		return next_fn ? next_fn(__VA_ARGS__) : eatmydata_missing();  \
+	} while (0)
+
+#endif

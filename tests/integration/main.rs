@@ -6,6 +6,7 @@ mod anywhere; // the static command: a root with no glibc and no /proc
 mod both_ways; // each durability request answered alike by name and through syscall(2)
 mod common; // artefacts, C probes, scratch folders, runs under strace
 mod compat; // older glibc and other architectures
+mod containers; // the container recipes, run with podman
 mod corpus; // everyday programs give the same results with the library
 mod durability; // nothing lost on a clean shutdown: SQLite, PostgreSQL, MariaDB
 mod field; // what breaks preload libraries: constructors, threads, fork, cancellation

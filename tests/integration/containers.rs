@@ -1,0 +1,301 @@
+//! The container recipes of the README, run with a real container runtime
+//! (podman, daemonless; the settings this machine needs are in
+//! `containers/containers.conf`, so the commands stay the plain ones):
+//! a library mounted read-only with `LD_PRELOAD` set, the static command
+//! copied in by a Dockerfile, and the loop device's flush counter as the
+//! oracle, each beside a control run without eatmydata.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use crate::common::{Libc, TempDir, musl_root, probe_for, static_pair};
+use crate::loopfs::LoopFs;
+
+/// Where the library is mounted in the recipes.
+pub const MOUNTED: &str = "/opt/eatmydata/libeatmydata.so";
+
+/// A `podman` call with the tests' settings.
+pub fn podman() -> Command {
+    let mut command = Command::new("podman");
+    command.env("CONTAINERS_CONF", conf());
+    command
+}
+
+/// The tests' `containers.conf`.
+pub fn conf() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/containers/containers.conf")
+}
+
+/// Runs `podman args`, asserting success; its stdout.
+pub fn podman_ok(args: &[&str]) -> String {
+    let output = podman()
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run podman");
+    assert!(
+        output.status.success(),
+        "podman {args:?}: {}\n{}",
+        output.status,
+        text(&output)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// An image of ours, removed when dropped.
+pub struct Image(pub String);
+
+impl Image {
+    /// Imports the tree at `root` (`podman import`, as made offline).
+    pub fn import(root: &Path, name: &str) -> Image {
+        let tar = root.with_extension("tar");
+        let status = Command::new("tar")
+            .arg("-C")
+            .arg(root)
+            .arg("-cf")
+            .arg(&tar)
+            .arg(".")
+            .status()
+            .expect("run tar");
+        assert!(status.success(), "tar of {}", root.display());
+        podman_ok(&["import", "--quiet", tar.to_str().unwrap(), name]);
+        let _ = fs::remove_file(&tar);
+        Image(name.to_owned())
+    }
+}
+
+impl Drop for Image {
+    fn drop(&mut self) {
+        let _ = podman()
+            .args(["rmi", "--force", &self.0])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// A Debian 12 image from `scripts/debian-rootfs` with `packages`, imported
+/// once and kept (as the tree is) under a name that says what it holds.
+pub fn debian_image(packages: &[&str]) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/debian-rootfs");
+    let mut name = String::from("localhost/eatmydata-test/bookworm");
+    let mut rootfs = Command::new(&script);
+    if !packages.is_empty() {
+        rootfs.arg("--include").arg(packages.join(","));
+        name.push('-');
+        name.push_str(&packages.join("-"));
+    }
+    let output = rootfs.arg("none").output().expect("run debian-rootfs");
+    assert!(output.status.success(), "debian-rootfs: {}", text(&output));
+    let tree = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    // One import at a time across test processes; later ones find it made.
+    let import = format!(
+        "podman image exists {name} || tar -C '{tree}' --exclude=./.eatmydata-complete -c . \
+         | podman import --quiet - {name} >/dev/null"
+    );
+    let status = Command::new("flock")
+        .arg(format!("{tree}.lock"))
+        .args(["sh", "-c", &import])
+        .env("CONTAINERS_CONF", conf())
+        .status()
+        .expect("run flock");
+    assert!(status.success(), "import of {tree} as {name}");
+    name
+}
+
+/// Flushes the loop device completed while `run` ran, its pending journal
+/// commit written out first so that only the run's own requests count.
+pub fn flushes_during(disk: &LoopFs, run: impl FnOnce()) -> u64 {
+    let status = Command::new("sync")
+        .arg("-f")
+        .arg(disk.path())
+        .status()
+        .expect("run sync");
+    assert!(status.success());
+    let before = disk.flushes();
+    run();
+    disk.flushes() - before
+}
+
+/// The volume option that puts the loop file system at `/data`.
+fn data_volume(disk: &LoopFs) -> String {
+    format!("{}:/data", disk.path().display())
+}
+
+#[test]
+fn a_musl_image_runs_with_the_library_mounted_read_only() {
+    let program = probe_for(Libc::Musl, "sync_calls", &[]);
+    let dir = TempDir::new("podman-musl");
+    let root = dir.join("root");
+    // Only musl and the program: the library comes from the host.
+    musl_root(&root, &[&program]);
+    fs::remove_file(root.join("bin/eatmydata")).unwrap();
+    fs::remove_file(root.join("bin/libeatmydata.so")).unwrap();
+    let image = Image::import(
+        &root,
+        &format!("eatmydata-test-musl-{}", std::process::id()),
+    );
+    let inside = format!("/bin/{}", program.file_name().unwrap().to_string_lossy());
+    let library = static_pair().join("libeatmydata.so");
+    let disk = LoopFs::new("podman-musl-disk", 64);
+    let volume = data_volume(&disk);
+
+    let control = flushes_during(&disk, || {
+        podman_ok(&["run", "--rm", "-v", &volume, &image.0, &inside, "/data/a"]);
+    });
+    let mount = format!("{}:{MOUNTED}:ro", library.display());
+    let preload = format!("LD_PRELOAD={MOUNTED}");
+    let mut printed = String::new();
+    let eaten = flushes_during(&disk, || {
+        printed = podman_ok(&[
+            "run", "--rm", "-v", &volume, "-v", &mount, "-e", &preload, &image.0, &inside,
+            "/data/b",
+        ]);
+    });
+    assert!(control >= 6, "control: {control} flushes");
+    assert!(
+        eaten <= 2,
+        "{eaten} flushes with the library ({control} without)"
+    );
+    assert!(disk.join("b").is_file(), "{printed}");
+}
+
+#[test]
+fn the_static_command_runs_in_a_musl_image() {
+    let program = probe_for(Libc::Musl, "sync_calls", &[]);
+    let dir = TempDir::new("podman-static");
+    let root = dir.join("root");
+    musl_root(&root, &[&program]);
+    let image = Image::import(
+        &root,
+        &format!("eatmydata-test-static-{}", std::process::id()),
+    );
+    let inside = format!("/bin/{}", program.file_name().unwrap().to_string_lossy());
+    let disk = LoopFs::new("podman-static-disk", 64);
+    let volume = data_volume(&disk);
+
+    let control = flushes_during(&disk, || {
+        podman_ok(&["run", "--rm", "-v", &volume, &image.0, &inside, "/data/a"]);
+    });
+    let eaten = flushes_during(&disk, || {
+        podman_ok(&[
+            "run",
+            "--rm",
+            "-v",
+            &volume,
+            &image.0,
+            "/bin/eatmydata",
+            &inside,
+            "/data/b",
+        ]);
+    });
+    assert!(control >= 6, "control: {control} flushes");
+    assert!(
+        eaten <= 2,
+        "{eaten} flushes under eatmydata ({control} without)"
+    );
+    let printed = podman_ok(&["run", "--rm", &image.0, "/bin/eatmydata", "--print-library"]);
+    assert_eq!(printed, "/bin/libeatmydata.so\n");
+}
+
+#[test]
+fn a_dockerfile_copies_the_static_command_in_and_uses_it() {
+    let base = debian_image(&[]);
+    let dockerfile = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/container/Dockerfile");
+    let dir = TempDir::new("podman-dockerfile");
+    // Each process under the library appends what it skipped here: the
+    // oracle for the RUN step (only the test sets it).
+    let report_dir = dir.join("report");
+    fs::create_dir(&report_dir).unwrap();
+    fs::write(report_dir.join("report"), "").unwrap();
+    let image = Image(format!("eatmydata-test-dockerfile-{}", std::process::id()));
+    podman_ok(&[
+        "build",
+        "--quiet",
+        // A cached RUN layer would run nothing.
+        "--no-cache",
+        "--build-arg",
+        &format!("BASE={base}"),
+        "--env",
+        "EATMYDATA_REPORT=/emd/report",
+        "-v",
+        &format!("{}:/emd", report_dir.display()),
+        "-f",
+        dockerfile.to_str().unwrap(),
+        "-t",
+        &image.0,
+        static_pair().to_str().unwrap(),
+    ]);
+    let report = fs::read_to_string(report_dir.join("report")).unwrap();
+    let dpkg_fsyncs: u64 = report
+        .lines()
+        .filter(|line| line.contains(" name=dpkg "))
+        .filter_map(|line| {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix("fsync="))
+        })
+        .map(|n| n.parse::<u64>().unwrap())
+        .sum();
+    assert!(dpkg_fsyncs >= 20, "dpkg's fsyncs were not eaten:\n{report}");
+
+    // The ENTRYPOINT: what the container runs gets the library.
+    let version = podman_ok(&["run", "--rm", &image.0]);
+    assert!(version.starts_with("3."), "{version}");
+    let disk = LoopFs::new("podman-dockerfile-disk", 64);
+    let volume = data_volume(&disk);
+    let mut sql = String::from("create table t(x);");
+    for n in 0..40 {
+        sql.push_str(&format!("insert into t values({n});"));
+    }
+    let control = flushes_during(&disk, || {
+        podman_ok(&[
+            "run",
+            "--rm",
+            "-v",
+            &volume,
+            "--entrypoint",
+            "sqlite3",
+            &image.0,
+            "/data/a.db",
+            &sql,
+        ]);
+    });
+    let eaten = flushes_during(&disk, || {
+        podman_ok(&[
+            "run",
+            "--rm",
+            "-v",
+            &volume,
+            &image.0,
+            "sqlite3",
+            "/data/b.db",
+            &sql,
+        ]);
+    });
+    assert!(control >= 40, "control: {control} flushes");
+    assert!(
+        eaten <= 2,
+        "{eaten} flushes through the ENTRYPOINT ({control} without)"
+    );
+    let count = podman_ok(&[
+        "run",
+        "--rm",
+        "-v",
+        &volume,
+        "--entrypoint",
+        "sqlite3",
+        &image.0,
+        "/data/b.db",
+        "select count(*), sum(x) from t",
+    ]);
+    assert_eq!(count, "40|780\n");
+}

@@ -51,6 +51,10 @@ def versions():
     return [f"mariadb: {output(['mariadbd', '--version'])}"]
 
 
+def prepare(ctx):
+    dump(ctx, rows(ctx))
+
+
 def describe(ctx):
     return {"total": MEASURES[0][1], "import": MEASURES[1][1].format(rows=rows(ctx))}
 

@@ -3,8 +3,11 @@
 "speedup vs plain" is against `plain` on the same file system (tmpfs: the
 headline's plain). "ratio to tmpfs" is the variant's cost divided by the
 tmpfs variant's (time, or 1/tps): 1.00 is as fast as having no disk at all,
-1.05 is 5% slower. "written" and "flushes" are what the run's own loop
-device completed (median per run), so a gap is explained by a column.
+1.05 is 5% slower. "CPU" is the user / system seconds of everything the
+run started (its own cgroup, servers included), "machine" the same for the
+whole machine (writeback, loop device and journal threads, and anyone else's
+work); "written" and "flushes" are what the run's own loop device completed.
+All are medians per run, so that a gap is explained by a column.
 """
 
 import statistics
@@ -15,9 +18,12 @@ PROOF_NOTE = (
     "server's /proc/PID/maps during the timed runs."
 )
 DEVICE_NOTE = (
-    "written, flushes: what the run's own loop device completed from the run's start to its "
-    "end, median per run (/proc/diskstats); none on tmpfs, and not read on the machine's own "
-    "disk, which other programs share."
+    "CPU: user / system seconds of everything the run started, servers included (a cgroup "
+    "of its own); machine: the same for the whole machine from /proc/stat (kernel threads "
+    "for writeback, the loop device and the journal, and other people's work on a shared "
+    "machine). written, flushes: what the run's own loop device completed from the run's "
+    "start to its end (/proc/diskstats); none on tmpfs, and not read on the machine's own "
+    "disk, which other programs share. All medians per run."
 )
 
 
@@ -54,6 +60,17 @@ def device(outcome):
     return f"{written:,.0f} MB" if written >= 10 else f"{written:.1f} MB", f"{flushes:,.0f}"
 
 
+def cpu_cells(outcome):
+    """Median CPU seconds of a variant's runs: its cgroup's and the machine's."""
+    def pair(user, sys_):
+        runs = [r for r in outcome["runs"] if user in r]
+        if not runs:
+            return "–"
+        return (f"{statistics.median(r[user] for r in runs):.2f} / "
+                f"{statistics.median(r[sys_] for r in runs):.2f}")
+    return pair("cpu user", "cpu sys"), pair("machine user", "machine sys")
+
+
 def file_systems(kinds, seen):
     """One line per file system of the run: type, journal, mount options."""
     names = {"ext4": "fresh ext4 on a loop device (made for each run)",
@@ -76,8 +93,9 @@ def ratio(value):
 def table(workloads, results, describe_all):
     """The whole report for the workloads that ran, as markdown lines."""
     lines = ["| workload | variant | file system | median | spread (min–max) "
-             "| speedup vs plain | ratio to tmpfs | written | flushes | proof |",
-             "|---|---|---|--:|--:|--:|--:|--:|--:|---|"]
+             "| speedup vs plain | ratio to tmpfs | CPU user / sys | machine user / sys "
+             "| written | flushes | proof |",
+             "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|"]
     for module in workloads:
         outcome = results.get(module.NAME)
         if not outcome:
@@ -89,11 +107,12 @@ def table(workloads, results, describe_all):
                 suffix = " tps" if unit == "tps" else " s"
                 spread = f"{number(row['min'], unit)}–{number(row['max'], unit)}"
                 written, flushes = device(outcome[variant])
+                own, whole = cpu_cells(outcome[variant])
                 lines.append(
                     f"| {titles[key]} | {variant} | {outcome[variant]['fs']} "
                     f"| {number(row['median'], unit)}{suffix} "
                     f"| {spread} | {ratio(row['speedup'])} | {ratio(row['to_tmpfs'])} "
-                    f"| {written} | {flushes} | {outcome[variant]['proof']} |"
+                    f"| {own} | {whole} | {written} | {flushes} | {outcome[variant]['proof']} |"
                 )
     return lines
 

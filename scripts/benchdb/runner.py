@@ -6,13 +6,15 @@ every mode; tmpfs gets `plain` only (no disk: the speed limit every ratio
 is taken against); the other file systems get `plain` and `eatmydata`, with
 --side-reps repetitions. Repetitions are interleaved, each round in a
 rotated order, and every run starts after a sync(), on a file system made
-for it, so that no variant pays for another's writeback or deletions.
+for it, so that no variant pays for another's writeback or deletions. Each
+run's CPU time (its own cgroup, and the machine's) and its loop device's
+writes and flushes are recorded beside its own figures.
 """
 
 import os
 import subprocess
 
-from . import fs, proof
+from . import cpu, fs, proof
 from .common import Variant, say, settle
 
 SIDE_MODES = ("plain", "eatmydata")
@@ -49,10 +51,12 @@ def attempt(ctx, module, variant, failures, trace=None):
             try:
                 settle()
                 before = mounted.counters()
-                result, mapped = module.run(ctx, variant, trace=trace)
+                with cpu.Accounting() as accounting:
+                    result, mapped = module.run(ctx, variant, trace=trace)
                 device = fs.difference(before, mounted.counters())
                 for key, value in (device or {}).items():
                     result[f"device {key}"] = value
+                result.update(accounting.figures)
                 ctx.fs_seen.setdefault(variant.fs, mounted.describe())
                 return result, mapped
             finally:
@@ -78,6 +82,8 @@ def bench(ctx, module, chosen):
     outcome = {v.name: {"runs": [], "mapped": [], "failures": [], "fs": v.fs,
                         "mode": v.mode.name, "baseline": v.baseline} for v in chosen}
     traced = {}  # mode -> strace counts: a mode's proof holds on every file system
+    if hasattr(module, "prepare"):
+        module.prepare(ctx)  # input files made once, outside every run's accounting
     for variant in chosen:
         data = outcome[variant.name]
         if not ctx.args.no_proof and variant.mode.name not in traced:

@@ -36,6 +36,11 @@ def versions():
     return [f"sqlite3: {output(['sqlite3', '--version']).split()[0]}"]
 
 
+def prepare(ctx):
+    script(ctx, rows(ctx), "FULL")
+    script(ctx, rows(ctx), "OFF")
+
+
 def describe(ctx):
     return {"total": MEASURES[0][1].format(rows=rows(ctx))}
 

@@ -18,9 +18,13 @@ workload module has:
   that fails raises RuntimeError; servers are started with ctx.start and
   recorded with ctx.server, so that they are stopped whatever happens.
 
+A workload may also have prepare(ctx): called once before its runs, to
+make input files outside every run's time and CPU accounting.
+
 Sizes follow ctx.args.quick (CI: seconds), the default, and ctx.args.full
 (the seeds' workloads at full size). A workload that only makes sense at
-full size sets FULL_ONLY = True.
+full size sets FULL_ONLY = True: it runs with --full, or when named in
+--only.
 """
 
 import importlib

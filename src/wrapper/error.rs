@@ -24,8 +24,12 @@ pub enum Error {
     CannotRun(OsString, io::Error),
     /// The seccomp filter could not be built or installed.
     Seccomp(String),
-    /// `--report` could not make its file or run the command as a child.
+    /// `--report` could not make its file.
     Report(io::Error),
+    /// `--sync-at-exit` could not make its list.
+    FlushList(io::Error),
+    /// The command could not be run as a child, or waited for.
+    Child(io::Error),
 }
 
 impl Error {
@@ -37,7 +41,9 @@ impl Error {
             Error::LibraryMissing { .. }
             | Error::LibraryPath(_)
             | Error::Seccomp(_)
-            | Error::Report(_) => 125,
+            | Error::Report(_)
+            | Error::FlushList(_)
+            | Error::Child(_) => 125,
             // A missing interpreter is "not found" too, as env(1) counts it.
             Error::CannotRun(_, error) if error.raw_os_error() == Some(libc::ENOENT) => 127,
             Error::CannotRun(..) => 126,
@@ -100,6 +106,8 @@ impl fmt::Display for Error {
             }
             Error::Seccomp(reason) => write!(f, "cannot install the seccomp filter: {reason}"),
             Error::Report(error) => write!(f, "--report: {}", plain(error)),
+            Error::FlushList(error) => write!(f, "--sync-at-exit: {}", plain(error)),
+            Error::Child(error) => write!(f, "cannot run the command as a child: {}", plain(error)),
         }
     }
 }

@@ -19,15 +19,19 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod args;
+mod client;
 mod elf;
 mod error;
 mod exec;
+mod flush;
 mod library;
+mod mounts;
 mod preload;
 #[allow(dead_code)] // what only the library uses
 #[path = "../protocol.rs"]
 mod protocol;
 mod report;
+mod scratch;
 mod search;
 mod seccomp;
 mod supervise;
@@ -54,7 +58,8 @@ extern "C" fn main(
 }
 
 /// Does what the command line asks; returns only when there is no command
-/// to replace this process (help, version, `--report`), with the status.
+/// to replace this process (help, version, `--report`, `--sync-at-exit`),
+/// with the status.
 fn run() -> Result<std::ffi::c_int, Error> {
     let invocation = args::parse(std::env::args_os())?;
     let invocation = match invocation {
@@ -89,6 +94,10 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
     for notice in &decision.notices {
         eprintln!("eatmydata: {notice}");
     }
+    let silence = std::env::var_os(client::SILENCE);
+    if let Some(note) = client::notice(&invocation.command, silence.as_deref()) {
+        eprintln!("eatmydata: {note}");
+    }
     if invocation.verbose {
         eprintln!(
             "eatmydata: running {} with {} preloaded{}",
@@ -113,16 +122,40 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
         }
         exec::replace_process(&program, &invocation.command, &invocation.args, settings)
     };
-    if !invocation.report {
+    let sync_at_exit = flush::asked(invocation.sync_at_exit);
+    if !invocation.report && !sync_at_exit {
         return Err(exec(&settings));
     }
-    // The filter goes on the child alone: the report is read after it ends.
-    let report = report::ReportFile::create().map_err(Error::Report)?;
-    settings.push((report::VARIABLE, report.path().into()));
-    let status = supervise::run(|| exec(&settings))?;
-    eprint!("{}", report.summary(decision.seccomp));
-    drop(report);
-    Ok(supervise::exit_like(status))
+    // The filter goes on the child alone: the files are read after it ends.
+    let report = invocation
+        .report
+        .then(|| scratch::PrivateFile::create("report"));
+    let report = report.transpose().map_err(Error::Report)?;
+    let list = sync_at_exit.then(|| scratch::PrivateFile::create("flush"));
+    let list = list.transpose().map_err(Error::FlushList)?;
+    settings.extend(
+        report
+            .iter()
+            .map(|file| (report::VARIABLE, file.path().into())),
+    );
+    settings.extend(
+        list.iter()
+            .map(|file| (flush::VARIABLE, file.path().into())),
+    );
+    let wait = if sync_at_exit {
+        supervise::Wait::Tree
+    } else {
+        supervise::Wait::Command
+    };
+    let status = supervise::run(|| exec(&settings), wait)?;
+    if let Some(report) = &report {
+        eprint!("{}", report::summary(report, decision.seccomp));
+    }
+    let verbose = invocation.verbose || invocation.report;
+    Ok(match list {
+        Some(list) => flush::after(status, &list, decision.seccomp, verbose),
+        None => supervise::exit_like(status),
+    })
 }
 
 /// Installs the seccomp filter on this process, for the command to inherit.

@@ -3,16 +3,13 @@
 //!
 //! The command runs with `EATMYDATA_REPORT` naming a private file; each
 //! process under the library appends one line to it at exit (see
-//! `src/preload/report.rs`). Here the file is made, read, summed up by
-//! program, and removed.
+//! `src/preload/report.rs`). Here the file is read and summed up by
+//! program.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::fs::{self, OpenOptions};
-use std::io;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::scratch::PrivateFile;
 
 use crate::protocol;
 
@@ -30,39 +27,9 @@ const FIELDS: [(&str, &str); 7] = [
     (protocol::REPORT_FIELDS[6], "O_DIRECT"),
 ];
 
-/// The report file, removed when dropped.
-pub struct ReportFile(PathBuf);
-
-impl ReportFile {
-    /// A new, empty file only this user can write, in the temporary folder.
-    pub fn create() -> io::Result<ReportFile> {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let name = format!("eatmydata-report-{}-{nanos}", std::process::id());
-        let path = std::env::temp_dir().join(name);
-        OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)?;
-        Ok(ReportFile(path))
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-
-    /// What the processes wrote, summed up for a reader.
-    pub fn summary(&self, seccomp: bool) -> String {
-        summarize(&fs::read_to_string(&self.0).unwrap_or_default(), seccomp)
-    }
-}
-
-impl Drop for ReportFile {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.0);
-    }
+/// What the processes wrote to the report file, summed up for a reader.
+pub fn summary(file: &PrivateFile, seccomp: bool) -> String {
+    summarize(&file.read(), seccomp)
 }
 
 /// One process's counts, from a line `pid=… name=… fsync=… …`.

@@ -1,0 +1,306 @@
+//! `eatmydata --sync-at-exit`: once the command and everything it started
+//! have ended, flush the file systems on which the library skipped a sync.
+//!
+//! The command runs with `EATMYDATA_FLUSH_LIST` naming a private file. Each
+//! process under the library appends a fixed-size record the first time it
+//! skips a sync on a file system (at the skip, so that a process killed by
+//! SIGKILL has told already): `dev` and the device number in hex, or `all`
+//! when it cannot say which (`sync()`, `msync`). Here the records are read,
+//! each device is found in `/proc/self/mountinfo` and flushed with
+//! `syncfs(2)` on its mount point; `sync(2)` flushes what cannot be named.
+//!
+//! `syncfs` and `sync` are called through libc's own definitions: this
+//! process may itself run under an outer `eatmydata`, whose library would
+//! otherwise eat them.
+
+use std::collections::BTreeSet;
+use std::ffi::{CStr, c_int, c_void};
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::error::plain;
+use crate::mounts::{self, Mount};
+use crate::scratch::PrivateFile;
+use crate::supervise::exit_like;
+
+/// The variable that names the list to the library.
+pub const VARIABLE: &str = "EATMYDATA_FLUSH_LIST";
+
+/// The switch that asks for `--sync-at-exit` where options cannot be given
+/// (symlink mode), set to anything but `0`.
+pub const SWITCH: &str = "EATMYDATA_SYNC_AT_EXIT";
+
+/// Whether to flush at exit: the option, or the switch.
+pub fn asked(option: bool) -> bool {
+    option || std::env::var_os(SWITCH).is_some_and(|value| !value.is_empty() && value != "0")
+}
+
+/// After the command ended with wait status `status`: flush what `list`
+/// names, say so, and give the status to end with.
+pub fn after(status: c_int, list: &PrivateFile, seccomp: bool, verbose: bool) -> c_int {
+    let wanted = Wanted::parse(&list.read());
+    let outcome = flush(&wanted, seccomp);
+    eprint!("{}", outcome.message(&wanted, verbose));
+    failed_status(status, &outcome).unwrap_or_else(|| exit_like(status))
+}
+
+/// What the records ask to flush.
+#[derive(Debug, Default, PartialEq)]
+pub struct Wanted {
+    pub devices: BTreeSet<u64>,
+    /// A sync was skipped where no file system could be named.
+    pub everything: bool,
+}
+
+impl Wanted {
+    /// Reads records `dev HEX` and `all HEX`, one a line; others are ignored.
+    pub fn parse(text: &str) -> Wanted {
+        let mut wanted = Wanted::default();
+        for line in text.lines() {
+            match line.split_once(' ') {
+                Some(("dev", hex)) => {
+                    if let Ok(device) = u64::from_str_radix(hex, 16) {
+                        wanted.devices.insert(device);
+                    }
+                }
+                Some(("all", _)) => wanted.everything = true,
+                _ => {}
+            }
+        }
+        wanted
+    }
+
+    fn is_empty(&self) -> bool {
+        self.devices.is_empty() && !self.everything
+    }
+}
+
+/// Why `sync(2)` ran.
+#[derive(Debug, PartialEq)]
+enum Whole {
+    /// A process skipped `sync()` or `msync()`.
+    Skipped,
+    /// A device without a mount point that could be opened.
+    Unnamed,
+    /// The seccomp filter answers calls the library never sees.
+    Seccomp,
+}
+
+/// What the flush did.
+#[derive(Debug)]
+pub struct Outcome {
+    flushed: Vec<PathBuf>,
+    failed: Vec<(String, io::Error)>,
+    whole: Option<Whole>,
+    took: Duration,
+}
+
+/// Flushes what `wanted` names; with `seccomp`, runs `sync(2)` as well.
+fn flush(wanted: &Wanted, seccomp: bool) -> Outcome {
+    let start = Instant::now();
+    let mounts =
+        mounts::parse(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
+    let mut outcome = Outcome {
+        flushed: Vec::new(),
+        failed: Vec::new(),
+        whole: None,
+        took: Duration::ZERO,
+    };
+    for &device in &wanted.devices {
+        match flush_device(&mounts, device) {
+            Some(Ok(point)) => outcome.flushed.push(point),
+            Some(Err(failure)) => outcome.failed.push(failure),
+            None => outcome.whole = Some(Whole::Unnamed),
+        }
+    }
+    if wanted.everything {
+        outcome.whole = Some(Whole::Skipped);
+    }
+    if seccomp {
+        outcome.whole = Some(Whole::Seccomp);
+    }
+    if outcome.whole.is_some() {
+        real::sync();
+    }
+    outcome.took = start.elapsed();
+    outcome
+}
+
+/// `syncfs` on the first mount point of `device` that opens: the point, or
+/// the point and the error; `None` when none opens.
+fn flush_device(mounts: &[Mount], device: u64) -> Option<Result<PathBuf, (String, io::Error)>> {
+    let folder = mounts::points_of(mounts, device)
+        .into_iter()
+        .find_map(|point| {
+            let file = File::open(point).ok()?;
+            Some((point, file))
+        });
+    let (point, file) = folder?;
+    Some(match real::syncfs(file.as_raw_fd()) {
+        Ok(()) => Ok(point.clone()),
+        Err(error) => Err((
+            format!("{} ({})", point.display(), mounts::device_name(device)),
+            error,
+        )),
+    })
+}
+
+impl Outcome {
+    pub fn failed(&self) -> bool {
+        !self.failed.is_empty()
+    }
+
+    /// The lines for stderr: each failure always; with `verbose`, what was
+    /// flushed and how long it took.
+    pub fn message(&self, wanted: &Wanted, verbose: bool) -> String {
+        let mut out = String::new();
+        for (place, error) in &self.failed {
+            let errno = error.raw_os_error().unwrap_or(0);
+            let _ = writeln!(
+                out,
+                "eatmydata: sync-at-exit: cannot flush {place}: {} (errno {errno})",
+                plain(error)
+            );
+        }
+        if !verbose {
+            return out;
+        }
+        if wanted.is_empty() && self.whole.is_none() {
+            out.push_str("eatmydata: sync-at-exit: no sync was skipped, nothing to flush\n");
+            return out;
+        }
+        let count = self.flushed.len();
+        let points: Vec<String> = self
+            .flushed
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        let _ = write!(
+            out,
+            "eatmydata: sync-at-exit: flushed {count} file system{}",
+            if count == 1 { "" } else { "s" }
+        );
+        if count > 0 {
+            let _ = write!(out, " ({})", points.join(", "));
+        }
+        let why = match self.whole {
+            None => "",
+            Some(Whole::Skipped) => " and ran sync(2), since a sync() or msync() was skipped",
+            Some(Whole::Unnamed) => " and ran sync(2) for a file system without a mount point here",
+            Some(Whole::Seccomp) => {
+                " and ran sync(2), since the seccomp filter's answers are not recorded"
+            }
+        };
+        let _ = writeln!(out, "{why} in {:.3} s", self.took.as_secs_f64());
+        out
+    }
+}
+
+/// libc's own `syncfs` and `sync`, found in libc itself rather than by
+/// name, where a library preloaded into this process would come first.
+mod real {
+    use super::*;
+
+    /// libc's definition of `name`, or null.
+    fn find(name: &CStr) -> *mut c_void {
+        // SAFETY: RTLD_NOLOAD only looks up the libc already loaded.
+        let libc =
+            unsafe { libc::dlopen(c"libc.so.6".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+        if libc.is_null() {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: a handle from dlopen and a C string.
+        unsafe { libc::dlsym(libc, name.as_ptr()) }
+    }
+
+    pub fn syncfs(fd: c_int) -> io::Result<()> {
+        let found = find(c"syncfs");
+        let result = if found.is_null() {
+            // SAFETY: syncfs on a descriptor we own.
+            unsafe { libc::syncfs(fd) }
+        } else {
+            // SAFETY: libc's syncfs, whose prototype this is.
+            let syncfs: unsafe extern "C" fn(c_int) -> c_int =
+                unsafe { std::mem::transmute(found) };
+            // SAFETY: as above.
+            unsafe { syncfs(fd) }
+        };
+        if result == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
+    pub fn sync() {
+        let found = find(c"sync");
+        if found.is_null() {
+            // SAFETY: sync(2) has no preconditions.
+            unsafe { libc::sync() };
+        } else {
+            // SAFETY: libc's sync, whose prototype this is.
+            let sync: unsafe extern "C" fn() = unsafe { std::mem::transmute(found) };
+            // SAFETY: as above.
+            unsafe { sync() };
+        }
+    }
+}
+
+/// The status `eatmydata` ends with: the command's, unless it succeeded and
+/// the flush did not, then 125 (our own failure) so that a script notices.
+fn failed_status(command: c_int, outcome: &Outcome) -> Option<c_int> {
+    let succeeded = libc::WIFEXITED(command) && libc::WEXITSTATUS(command) == 0;
+    (succeeded && outcome.failed()).then_some(125)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_name_devices_or_everything() {
+        let wanted = Wanted::parse("dev 0000000000000703\ndev 0000000000000703\ngarbage\ndev zz\n");
+        assert_eq!(wanted.devices.iter().copied().collect::<Vec<_>>(), [0x703]);
+        assert!(!wanted.everything);
+        assert!(Wanted::parse("all 0000000000000000\n").everything);
+        assert!(Wanted::parse("").is_empty());
+    }
+
+    #[test]
+    fn a_failed_flush_fails_only_a_successful_command() {
+        let failing = Outcome {
+            flushed: Vec::new(),
+            failed: vec![("/x (7:3)".into(), io::Error::from_raw_os_error(libc::EIO))],
+            whole: None,
+            took: Duration::ZERO,
+        };
+        assert_eq!(failed_status(0, &failing), Some(125));
+        assert_eq!(failed_status(3 << 8, &failing), None);
+        assert_eq!(failed_status(libc::SIGKILL, &failing), None);
+        let message = failing.message(&Wanted::default(), false);
+        assert_eq!(
+            message,
+            "eatmydata: sync-at-exit: cannot flush /x (7:3): Input/output error (errno 5)\n"
+        );
+    }
+
+    #[test]
+    fn the_verbose_line_says_what_and_how_long() {
+        let outcome = Outcome {
+            flushed: vec!["/".into(), "/srv".into()],
+            failed: Vec::new(),
+            whole: Some(Whole::Skipped),
+            took: Duration::from_millis(1500),
+        };
+        let wanted = Wanted::parse("dev 1\ndev 2\nall 0\n");
+        assert_eq!(
+            outcome.message(&wanted, true),
+            "eatmydata: sync-at-exit: flushed 2 file systems (/, /srv) and ran sync(2), since a sync() or msync() was skipped in 1.500 s\n"
+        );
+        assert_eq!(outcome.message(&wanted, false), "");
+    }
+}

@@ -1,0 +1,131 @@
+//! Which mount point stands for a file system, given the device number the
+//! library recorded (a file's `st_dev`), from `/proc/self/mountinfo`.
+//!
+//! `syncfs(2)` needs a descriptor on the file system, and a mount point is
+//! the one path that is sure to be there. A device number that no line
+//! names (btrfs subvolumes, overlayfs files, a mount namespace the command
+//! made for itself, a file system unmounted since) has no mount point: the
+//! caller then falls back to `sync(2)`.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
+
+/// One line of mountinfo: where a file system is mounted, and which.
+#[derive(Debug, PartialEq)]
+pub struct Mount {
+    /// The device number, as `stat(2)` gives it in `st_dev`.
+    pub device: u64,
+    pub point: PathBuf,
+    /// Whether the whole file system is mounted here (its root is `/`), not
+    /// a folder of it bound here.
+    pub whole: bool,
+}
+
+/// Parses `/proc/self/mountinfo`: `ID PARENT MAJOR:MINOR ROOT POINT ...`.
+pub fn parse(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.split(' ').skip(2);
+            let (major, minor) = fields.next()?.split_once(':')?;
+            let device = libc::makedev(major.parse().ok()?, minor.parse().ok()?);
+            let root = fields.next()?;
+            let point = PathBuf::from(OsString::from_vec(unescape(fields.next()?)));
+            Some(Mount {
+                device,
+                point,
+                whole: root == "/",
+            })
+        })
+        .collect()
+}
+
+/// The mount points of `device`, the ones that mount the whole file
+/// system first, each in mountinfo's order.
+pub fn points_of(mounts: &[Mount], device: u64) -> Vec<&PathBuf> {
+    let mut found: Vec<&Mount> = mounts.iter().filter(|m| m.device == device).collect();
+    found.sort_by_key(|m| !m.whole);
+    found.into_iter().map(|m| &m.point).collect()
+}
+
+/// The kernel writes space, tab, newline and backslash in a path as `\ooo`.
+fn unescape(field: &str) -> Vec<u8> {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        let octal = bytes
+            .get(at + 1..at + 4)
+            .filter(|digits| digits.iter().all(|d| (b'0'..=b'7').contains(d)))
+            .and_then(|digits| u8::from_str_radix(std::str::from_utf8(digits).ok()?, 8).ok());
+        match octal {
+            Some(value) if byte == b'\\' => {
+                out.push(value);
+                at += 4;
+            }
+            _ => {
+                out.push(byte);
+                at += 1;
+            }
+        }
+    }
+    out
+}
+
+/// "MAJOR:MINOR", as mountinfo and `/proc/PID/maps` write a device.
+pub fn device_name(device: u64) -> String {
+    format!("{}:{}", libc::major(device), libc::minor(device))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "\
+22 1 254:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw
+25 22 0:21 / /proc rw,nosuid - proc proc rw
+40 22 7:3 /data /srv/bound rw - ext4 /dev/loop3 rw
+41 22 7:3 / /mnt/with\\040space\\134x rw - ext4 /dev/loop3 rw
+42 22 259:65537 / /big rw - xfs /dev/nvme0n1p1 rw
+broken line
+";
+
+    #[test]
+    fn points_come_whole_file_system_first() {
+        let mounts = parse(SAMPLE);
+        assert_eq!(mounts.len(), 5);
+        let loop3 = libc::makedev(7, 3);
+        assert_eq!(
+            points_of(&mounts, loop3),
+            [
+                &PathBuf::from("/mnt/with space\\x"),
+                &PathBuf::from("/srv/bound")
+            ]
+        );
+        assert_eq!(
+            points_of(&mounts, libc::makedev(254, 1)),
+            [&PathBuf::from("/")]
+        );
+        assert!(points_of(&mounts, libc::makedev(8, 1)).is_empty());
+    }
+
+    #[test]
+    fn large_device_numbers_match_stat() {
+        let mounts = parse(SAMPLE);
+        let device = libc::makedev(259, 65537);
+        assert_eq!(points_of(&mounts, device), [&PathBuf::from("/big")]);
+        assert_eq!(device_name(device), "259:65537");
+    }
+
+    #[test]
+    fn the_running_system_has_a_root() {
+        let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        let root = std::fs::metadata("/").unwrap();
+        use std::os::unix::fs::MetadataExt;
+        let mounts = parse(&text);
+        assert!(
+            points_of(&mounts, root.dev()).contains(&&PathBuf::from("/")),
+            "{text}"
+        );
+    }
+}

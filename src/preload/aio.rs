@@ -8,9 +8,9 @@
 
 use core::ffi::c_int;
 
-use crate::policy;
 use crate::report::{Skip, count};
 use crate::sync;
+use crate::{flush, policy};
 
 /// Whether `aio_fsync(op, …)` on `fd` would be accepted and would succeed
 /// but for the flush: `op` is `O_SYNC` or `O_DSYNC`, and the kernel can
@@ -27,8 +27,10 @@ pub extern "C" fn eatmydata_aio_fsync_answerable(op: c_int, fd: c_int) -> c_int 
     c_int::from(fsync_answerable(op, fd))
 }
 
-/// `eatmydata_aio_fsync_answered`: the shim completed a request; count it.
+/// `eatmydata_aio_fsync_answered`: the shim completed a request on `fd`;
+/// count it, and record its file system for `--sync-at-exit`.
 #[unsafe(no_mangle)]
-pub extern "C" fn eatmydata_aio_fsync_answered() {
+pub extern "C" fn eatmydata_aio_fsync_answered(fd: c_int) {
     count(Skip::Fsync);
+    flush::note_fd(fd);
 }

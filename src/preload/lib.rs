@@ -22,7 +22,8 @@ mod policy;
 mod protocol;
 // Floor 2: the next definitions, and the library's own kernel calls.
 mod next;
-// Floor 3: what was skipped, for --report.
+// Floor 3: what was skipped, for --report, and where, for --sync-at-exit.
+mod flush;
 mod report;
 // Floor 4: one decision per durability request, by libc area.
 mod aio;

@@ -5,8 +5,8 @@
 
 use core::ffi::c_int;
 
-use crate::policy;
 use crate::report::{Skip, counted};
+use crate::{flush, policy};
 
 /// `flags` with `MS_SYNC` turned into `MS_ASYNC`; a request with both, which
 /// the kernel refuses, is left for the kernel to refuse.
@@ -23,7 +23,12 @@ pub fn msync_flags(flags: c_int) -> c_int {
     if !policy::eating() {
         return flags;
     }
-    counted(Skip::Msync, flags, without_sync(flags))
+    let given = counted(Skip::Msync, flags, without_sync(flags));
+    if given != flags {
+        // Which file a mapping belongs to is not known here: all of them.
+        flush::note_all();
+    }
+    given
 }
 
 /// `eatmydata_msync_flags`: [`msync_flags`] for the shim.

@@ -11,8 +11,8 @@ use core::ffi::{c_int, c_long};
 use core::mem;
 
 use crate::next::{copy_from_caller, raw};
-use crate::policy;
 use crate::report::{Skip, counted};
+use crate::{flush, policy};
 
 /// `flags` without the bits that ask each write to reach the disk.
 pub const fn without_sync(flags: c_int) -> c_int {
@@ -45,16 +45,42 @@ pub fn status_flags(flags: c_int) -> c_int {
     counted(Skip::Direct, flags, without_direct(flags))
 }
 
+/// `fcntl(fd, F_SETFL, flags)`'s flags: [`status_flags`], and when
+/// `O_DIRECT` goes, `fd`'s writes too wait for the flush at exit.
+pub fn setfl_flags(fd: c_int, flags: c_int) -> c_int {
+    let given = status_flags(flags);
+    if given != flags {
+        flush::note_fd(fd);
+    }
+    given
+}
+
+/// What an open returned, `fd`, when its flags were changed from `asked` to
+/// `given`: the new descriptor's writes wait for the flush at exit too.
+pub fn opened(fd: c_long, asked: c_int, given: c_int) -> c_long {
+    if fd >= 0 && asked != given {
+        flush::note_fd(fd as c_int);
+    }
+    fd
+}
+
+/// `eatmydata_opened`: the shim's word that `fd` was opened with its sync
+/// or direct flags dropped (it compares them itself, to call only then).
+#[unsafe(no_mangle)]
+pub extern "C" fn eatmydata_opened(fd: c_int) {
+    flush::note_fd(fd);
+}
+
 /// `eatmydata_open_flags`: [`open_flags`] for the shim's open hooks.
 #[unsafe(no_mangle)]
 pub extern "C" fn eatmydata_open_flags(flags: c_int) -> c_int {
     open_flags(flags)
 }
 
-/// `eatmydata_setfl_flags`: [`status_flags`] for the shim's fcntl hooks.
+/// `eatmydata_setfl_flags`: [`setfl_flags`] for the shim's fcntl hooks.
 #[unsafe(no_mangle)]
-pub extern "C" fn eatmydata_setfl_flags(flags: c_int) -> c_int {
-    status_flags(flags)
+pub extern "C" fn eatmydata_setfl_flags(fd: c_int, flags: c_int) -> c_int {
+    setfl_flags(fd, flags)
 }
 
 /// The size of `struct open_how` we copy to change its flags; a larger one
@@ -88,10 +114,11 @@ pub fn openat2(a: [c_long; 6]) -> c_long {
         field.copy_from_slice(&new.to_ne_bytes());
     }
     let how = copy.as_ptr() as c_long;
-    raw(
+    let fd = raw(
         libc::SYS_openat2,
         [dirfd, path, how, size as c_long, fifth, sixth],
-    )
+    );
+    opened(fd, old as c_int, new as c_int)
 }
 
 #[cfg(test)]

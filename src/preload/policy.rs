@@ -8,7 +8,9 @@
 //! - `EATMYDATA_KEEP_DIRECT=1` keeps `O_DIRECT`, which is otherwise dropped
 //!   because a database on direct I/O still waits for the disk on each write;
 //! - `EATMYDATA_REPORT=FILE`, set by `eatmydata --report`, has each process
-//!   count what it skipped and append a line to FILE at exit.
+//!   count what it skipped and append a line to FILE at exit;
+//! - `EATMYDATA_FLUSH_LIST=FILE`, set by `eatmydata --sync-at-exit`, has each
+//!   process record in FILE the file systems on which it skipped a sync.
 //!
 //! A hook may run before our constructor, so the switches are read lazily
 //! from `environ`, without `getenv` locks or allocation.
@@ -22,6 +24,7 @@ const KNOWN: u8 = 1;
 const DISABLED: u8 = 2;
 const KEEP_DIRECT: u8 = 4;
 const REPORT: u8 = 8;
+const FLUSH: u8 = 16;
 
 static STATE: AtomicU8 = AtomicU8::new(0);
 
@@ -52,6 +55,8 @@ pub fn bits_of(entry: &[u8]) -> u8 {
         KEEP_DIRECT
     } else if name == protocol::REPORT.as_bytes() && !value.is_empty() {
         REPORT
+    } else if name == protocol::FLUSH_LIST.as_bytes() && !value.is_empty() {
+        FLUSH
     } else {
         0
     }
@@ -134,6 +139,13 @@ pub fn reporting() -> bool {
     state() & (DISABLED | REPORT) == REPORT
 }
 
+/// Whether this process records where it skips syncs, for
+/// `eatmydata --sync-at-exit`.
+#[inline(always)]
+pub fn flushing() -> bool {
+    state() & (DISABLED | FLUSH) == FLUSH
+}
+
 /// `eatmydata_eating`: the shim's question, as a C boolean.
 #[unsafe(no_mangle)]
 pub extern "C" fn eatmydata_eating() -> c_int {
@@ -158,6 +170,8 @@ mod tests {
         assert_eq!(bits_of(b"EATMYDATA_KEEP_DIRECT=1"), KEEP_DIRECT);
         assert_eq!(bits_of(b"EATMYDATA_REPORT=/tmp/r"), REPORT);
         assert_eq!(bits_of(b"EATMYDATA_REPORT="), 0);
+        assert_eq!(bits_of(b"EATMYDATA_FLUSH_LIST=/tmp/f"), FLUSH);
+        assert_eq!(bits_of(b"EATMYDATA_FLUSH_LIST="), 0);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use core::ffi::{c_int, c_long};
 use core::mem::MaybeUninit;
 
 use crate::errno::{self, fail};
+use crate::flush;
 use crate::next::raw;
 use crate::report::{Skip, count};
 
@@ -110,7 +111,7 @@ pub fn fsync_status(fd: c_int) -> c_int {
     match target(fd) {
         Err(failed) => failed,
         Ok(Target::Stream | Target::Unsyncable) => fail(libc::EINVAL),
-        Ok(Target::Storage) => skipped(Skip::Fsync),
+        Ok(Target::Storage) => skipped(Skip::Fsync, fd),
     }
 }
 
@@ -123,9 +124,10 @@ pub fn fsync_would_succeed(fd: c_int) -> bool {
     answer == Ok(Target::Storage)
 }
 
-/// Success, counted as a skip of `kind`.
-fn skipped(kind: Skip) -> c_int {
+/// Success, counted as a skip of `kind`, with `fd`'s file system recorded.
+fn skipped(kind: Skip, fd: c_int) -> c_int {
     count(kind);
+    flush::note_fd(fd);
     0
 }
 
@@ -133,7 +135,12 @@ fn skipped(kind: Skip) -> c_int {
 pub fn syncfs_status(fd: c_int) -> c_int {
     match target(fd) {
         Err(failed) => failed,
-        Ok(_) => skipped(Skip::Sync),
+        Ok(Target::Storage) => skipped(Skip::Sync, fd),
+        // A pipe's, a socket's or /proc's file system holds nothing to flush.
+        Ok(Target::Stream | Target::Unsyncable) => {
+            count(Skip::Sync);
+            0
+        }
     }
 }
 
@@ -157,7 +164,7 @@ pub fn sync_file_range_status(fd: c_int, offset: i64, nbytes: i64, flags: u32) -
     }
     match target(fd) {
         Err(failed) => failed,
-        Ok(Target::Storage | Target::Unsyncable) => skipped(Skip::SyncFileRange),
+        Ok(Target::Storage | Target::Unsyncable) => skipped(Skip::SyncFileRange, fd),
         Ok(Target::Stream) => fail(libc::ESPIPE),
     }
 }
@@ -165,7 +172,9 @@ pub fn sync_file_range_status(fd: c_int, offset: i64, nbytes: i64, flags: u32) -
 /// What `sync(2)` does under the library: nothing, counted. It always
 /// succeeds, as the real one does.
 pub fn sync_status() -> c_int {
-    skipped(Skip::Sync)
+    count(Skip::Sync);
+    flush::note_all();
+    0
 }
 
 /// `eatmydata_sync`: [`sync_status`] for the shim's `sync`, which returns

@@ -9,11 +9,27 @@ use crate::next::raw;
 use crate::{mman, open, policy, sync, uio};
 
 /// Replaces the int argument at `at` with `f` of it.
-fn with_flags(mut a: [c_long; 6], at: usize, f: fn(c_int) -> c_int) -> [c_long; 6] {
+fn with_flags(mut a: [c_long; 6], at: usize, f: impl FnOnce(c_int) -> c_int) -> [c_long; 6] {
     if let Some(arg) = a.get_mut(at) {
         *arg = f(*arg as c_int).into();
     }
     a
+}
+
+/// Replaces the int argument at `at` with `f` of the descriptor (the first
+/// argument) and it.
+fn with_fd_flags(a: [c_long; 6], at: usize, f: fn(c_int, c_int) -> c_int) -> [c_long; 6] {
+    let [fd, ..] = a;
+    with_flags(a, at, |flags| f(fd as c_int, flags))
+}
+
+/// An open by number with its flags at `at` decided, and the descriptor it
+/// returns recorded when they were changed.
+fn opened(number: c_long, a: [c_long; 6], at: usize) -> c_long {
+    let asked = a.get(at).copied().unwrap_or(0) as c_int;
+    let given = open::open_flags(asked);
+    let fd = raw(number, with_flags(a, at, |_| given));
+    open::opened(fd, asked, given)
 }
 
 /// The argument that holds `pwritev2(2)`'s flags: after the offset, which
@@ -42,13 +58,13 @@ pub unsafe extern "C" fn eatmydata_syscall(number: c_long, args: *const [c_long;
         }
         libc::SYS_msync => raw(number, with_flags(a, 2, mman::msync_flags)),
         #[cfg(target_arch = "x86_64")]
-        libc::SYS_open => raw(number, with_flags(a, 1, open::open_flags)),
-        libc::SYS_openat => raw(number, with_flags(a, 2, open::open_flags)),
+        libc::SYS_open => opened(number, a, 1),
+        libc::SYS_openat => opened(number, a, 2),
         libc::SYS_openat2 => open::openat2(a),
         libc::SYS_fcntl if second == c_long::from(libc::F_SETFL) => {
-            raw(number, with_flags(a, 2, open::status_flags))
+            raw(number, with_fd_flags(a, 2, open::setfl_flags))
         }
-        libc::SYS_pwritev2 => raw(number, with_flags(a, PWRITEV2_FLAGS, uio::rwf_flags)),
+        libc::SYS_pwritev2 => raw(number, with_fd_flags(a, PWRITEV2_FLAGS, uio::rwf_flags)),
         _ => raw(number, a),
     }
 }

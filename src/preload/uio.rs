@@ -3,8 +3,8 @@
 
 use core::ffi::c_int;
 
-use crate::policy;
 use crate::report::{Skip, counted};
+use crate::{flush, policy};
 
 /// `flags` without the per-write sync bits.
 pub const fn without_sync(flags: c_int) -> c_int {
@@ -12,17 +12,21 @@ pub const fn without_sync(flags: c_int) -> c_int {
 }
 
 /// The flags `pwritev2` goes on with, under this process's policy.
-pub fn rwf_flags(flags: c_int) -> c_int {
+pub fn rwf_flags(fd: c_int, flags: c_int) -> c_int {
     if !policy::eating() {
         return flags;
     }
-    counted(Skip::SyncWrite, flags, without_sync(flags))
+    let given = counted(Skip::SyncWrite, flags, without_sync(flags));
+    if given != flags {
+        flush::note_fd(fd);
+    }
+    given
 }
 
 /// `eatmydata_rwf_flags`: [`rwf_flags`] for the shim.
 #[unsafe(no_mangle)]
-pub extern "C" fn eatmydata_rwf_flags(flags: c_int) -> c_int {
-    rwf_flags(flags)
+pub extern "C" fn eatmydata_rwf_flags(fd: c_int, flags: c_int) -> c_int {
+    rwf_flags(fd, flags)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use std::ffi::OsStr;
 use std::path::Path;
 
 /// The variable that silences the note when set to `0` (or empty).
-pub const SILENCE: &str = "EATMYDATA_CLIENT_NOTICE";
+pub const SILENCE: &str = crate::protocol::CLIENT_NOTICE;
 
 /// Clients whose server does the syncing, with how to start that server
 /// under eatmydata.

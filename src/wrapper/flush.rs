@@ -4,8 +4,9 @@
 //! The command runs with `EATMYDATA_FLUSH_LIST` naming a private file. Each
 //! process under the library appends a fixed-size record the first time it
 //! skips a sync on a file system (at the skip, so that a process killed by
-//! SIGKILL has told already): `dev` and the device number in hex, or `all`
-//! when it cannot say which (`sync()`, `msync`). Here the records are read,
+//! SIGKILL has told already): `dev` and the device number, or `all` when it
+//! cannot say which (`sync()`, `msync`); see `src/protocol.rs`. Here the
+//! records are read,
 //! each device is found in `/proc/self/mountinfo` and flushed with
 //! `syncfs(2)` on its mount point; `sync(2)` flushes what cannot be named.
 //!
@@ -23,20 +24,19 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::error::plain;
-use crate::mounts::{self, Mount};
+use crate::mounts::{self, Device, Mount};
+use crate::protocol;
 use crate::scratch::PrivateFile;
 use crate::supervise::exit_like;
 
 /// The variable that names the list to the library.
-pub const VARIABLE: &str = "EATMYDATA_FLUSH_LIST";
-
-/// The switch that asks for `--sync-at-exit` where options cannot be given
-/// (symlink mode), set to anything but `0`.
-pub const SWITCH: &str = "EATMYDATA_SYNC_AT_EXIT";
+pub const VARIABLE: &str = protocol::FLUSH_LIST;
 
 /// Whether to flush at exit: the option, or the switch.
 pub fn asked(option: bool) -> bool {
-    option || std::env::var_os(SWITCH).is_some_and(|value| !value.is_empty() && value != "0")
+    option
+        || std::env::var_os(protocol::SYNC_AT_EXIT)
+            .is_some_and(|value| !value.is_empty() && value != "0")
 }
 
 /// After the command ended with wait status `status`: flush what `list`
@@ -51,23 +51,24 @@ pub fn after(status: c_int, list: &PrivateFile, seccomp: bool, verbose: bool) ->
 /// What the records ask to flush.
 #[derive(Debug, Default, PartialEq)]
 pub struct Wanted {
-    pub devices: BTreeSet<u64>,
+    pub devices: BTreeSet<Device>,
     /// A sync was skipped where no file system could be named.
     pub everything: bool,
 }
 
 impl Wanted {
-    /// Reads records `dev HEX` and `all HEX`, one a line; others are ignored.
+    /// Reads records `dev MAJOR:MINOR` (in hex) and `all ...`, one a line;
+    /// others are ignored.
     pub fn parse(text: &str) -> Wanted {
         let mut wanted = Wanted::default();
         for line in text.lines() {
             match line.split_once(' ') {
-                Some(("dev", hex)) => {
-                    if let Ok(device) = u64::from_str_radix(hex, 16) {
+                Some((protocol::FLUSH_DEVICE, device)) => {
+                    if let Some(device) = parse_device(device) {
                         wanted.devices.insert(device);
                     }
                 }
-                Some(("all", _)) => wanted.everything = true,
+                Some((protocol::FLUSH_ALL, _)) => wanted.everything = true,
                 _ => {}
             }
         }
@@ -77,6 +78,12 @@ impl Wanted {
     fn is_empty(&self) -> bool {
         self.devices.is_empty() && !self.everything
     }
+}
+
+fn parse_device(text: &str) -> Option<Device> {
+    let (major, minor) = text.split_once(':')?;
+    let hex = |n| u32::from_str_radix(n, 16).ok();
+    Some((hex(major)?, hex(minor)?))
 }
 
 /// Why `sync(2)` ran.
@@ -132,7 +139,7 @@ fn flush(wanted: &Wanted, seccomp: bool) -> Outcome {
 
 /// `syncfs` on the first mount point of `device` that opens: the point, or
 /// the point and the error; `None` when none opens.
-fn flush_device(mounts: &[Mount], device: u64) -> Option<Result<PathBuf, (String, io::Error)>> {
+fn flush_device(mounts: &[Mount], device: Device) -> Option<Result<PathBuf, (String, io::Error)>> {
     let folder = mounts::points_of(mounts, device)
         .into_iter()
         .find_map(|point| {
@@ -186,6 +193,9 @@ impl Outcome {
         );
         if count > 0 {
             let _ = write!(out, " ({})", points.join(", "));
+        }
+        if self.failed() {
+            let _ = write!(out, ", {} failed,", self.failed.len());
         }
         let why = match self.whole {
             None => "",
@@ -263,10 +273,15 @@ mod tests {
 
     #[test]
     fn records_name_devices_or_everything() {
-        let wanted = Wanted::parse("dev 0000000000000703\ndev 0000000000000703\ngarbage\ndev zz\n");
-        assert_eq!(wanted.devices.iter().copied().collect::<Vec<_>>(), [0x703]);
+        let wanted = Wanted::parse(
+            "dev 00000007:00000003\ndev 00000007:00000003\ngarbage\ndev zz\ndev 00000103:000fffff\n",
+        );
+        assert_eq!(
+            wanted.devices.iter().copied().collect::<Vec<_>>(),
+            [(7, 3), (259, 0xfffff)]
+        );
         assert!(!wanted.everything);
-        assert!(Wanted::parse("all 0000000000000000\n").everything);
+        assert!(Wanted::parse("all 00000000:00000000\n").everything);
         assert!(Wanted::parse("").is_empty());
     }
 
@@ -296,7 +311,7 @@ mod tests {
             whole: Some(Whole::Skipped),
             took: Duration::from_millis(1500),
         };
-        let wanted = Wanted::parse("dev 1\ndev 2\nall 0\n");
+        let wanted = Wanted::parse("dev 1:0\ndev 2:0\nall 0:0\n");
         assert_eq!(
             outcome.message(&wanted, true),
             "eatmydata: sync-at-exit: flushed 2 file systems (/, /srv) and ran sync(2), since a sync() or msync() was skipped in 1.500 s\n"

@@ -1,5 +1,6 @@
 //! Which mount point stands for a file system, given the device number the
-//! library recorded (a file's `st_dev`), from `/proc/self/mountinfo`.
+//! library recorded (a file's `stx_dev_major` and `stx_dev_minor`), from
+//! `/proc/self/mountinfo`.
 //!
 //! `syncfs(2)` needs a descriptor on the file system, and a mount point is
 //! the one path that is sure to be there. A device number that no line
@@ -11,11 +12,14 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
+/// A device number, major and minor, as `statx(2)` gives it.
+pub type Device = (u32, u32);
+
 /// One line of mountinfo: where a file system is mounted, and which.
 #[derive(Debug, PartialEq)]
 pub struct Mount {
-    /// The device number, as `stat(2)` gives it in `st_dev`.
-    pub device: u64,
+    /// The device number: major and minor.
+    pub device: Device,
     pub point: PathBuf,
     /// Whether the whole file system is mounted here (its root is `/`), not
     /// a folder of it bound here.
@@ -28,7 +32,7 @@ pub fn parse(text: &str) -> Vec<Mount> {
         .filter_map(|line| {
             let mut fields = line.split(' ').skip(2);
             let (major, minor) = fields.next()?.split_once(':')?;
-            let device = libc::makedev(major.parse().ok()?, minor.parse().ok()?);
+            let device = (major.parse().ok()?, minor.parse().ok()?);
             let root = fields.next()?;
             let point = PathBuf::from(OsString::from_vec(unescape(fields.next()?)));
             Some(Mount {
@@ -42,7 +46,7 @@ pub fn parse(text: &str) -> Vec<Mount> {
 
 /// The mount points of `device`, the ones that mount the whole file
 /// system first, each in mountinfo's order.
-pub fn points_of(mounts: &[Mount], device: u64) -> Vec<&PathBuf> {
+pub fn points_of(mounts: &[Mount], device: Device) -> Vec<&PathBuf> {
     let mut found: Vec<&Mount> = mounts.iter().filter(|m| m.device == device).collect();
     found.sort_by_key(|m| !m.whole);
     found.into_iter().map(|m| &m.point).collect()
@@ -73,8 +77,8 @@ fn unescape(field: &str) -> Vec<u8> {
 }
 
 /// "MAJOR:MINOR", as mountinfo and `/proc/PID/maps` write a device.
-pub fn device_name(device: u64) -> String {
-    format!("{}:{}", libc::major(device), libc::minor(device))
+pub fn device_name((major, minor): Device) -> String {
+    format!("{major}:{minor}")
 }
 
 #[cfg(test)]
@@ -94,7 +98,7 @@ broken line
     fn points_come_whole_file_system_first() {
         let mounts = parse(SAMPLE);
         assert_eq!(mounts.len(), 5);
-        let loop3 = libc::makedev(7, 3);
+        let loop3 = (7, 3);
         assert_eq!(
             points_of(&mounts, loop3),
             [
@@ -102,17 +106,14 @@ broken line
                 &PathBuf::from("/srv/bound")
             ]
         );
-        assert_eq!(
-            points_of(&mounts, libc::makedev(254, 1)),
-            [&PathBuf::from("/")]
-        );
-        assert!(points_of(&mounts, libc::makedev(8, 1)).is_empty());
+        assert_eq!(points_of(&mounts, (254, 1)), [&PathBuf::from("/")]);
+        assert!(points_of(&mounts, (8, 1)).is_empty());
     }
 
     #[test]
-    fn large_device_numbers_match_stat() {
+    fn large_device_numbers_are_read_whole() {
         let mounts = parse(SAMPLE);
-        let device = libc::makedev(259, 65537);
+        let device = (259, 65537);
         assert_eq!(points_of(&mounts, device), [&PathBuf::from("/big")]);
         assert_eq!(device_name(device), "259:65537");
     }
@@ -123,8 +124,9 @@ broken line
         let root = std::fs::metadata("/").unwrap();
         use std::os::unix::fs::MetadataExt;
         let mounts = parse(&text);
+        let device = (libc::major(root.dev()), libc::minor(root.dev()));
         assert!(
-            points_of(&mounts, root.dev()).contains(&&PathBuf::from("/")),
+            points_of(&mounts, device).contains(&&PathBuf::from("/")),
             "{text}"
         );
     }

@@ -143,7 +143,7 @@ static int complete(int op, struct aiocb *cb)
 	char *outcome = (char *)cb;
 	*(ssize_t *)(outcome + AIOCB_RESULT) = 0;
 	atomic_store_explicit((atomic_int *)(outcome + AIOCB_ERROR), 0, memory_order_release);
-	eatmydata_aio_fsync_answered();
+	eatmydata_aio_fsync_answered(cb->aio_fildes);
 	if (how == SIGEV_SIGNAL)
 		queue_signal(&cb->aio_sigevent);
 	if (notice)

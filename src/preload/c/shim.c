@@ -84,6 +84,22 @@ __attribute__((weak)) void rust_eh_personality(void)
 #define EMD_CACHE(name) static void *next_##name;
 EMD_NEXT_NAMES(EMD_CACHE)
 
+/* An open with its flags decided (`given`, for the arguments to name); when
+ * they were changed, the descriptor is told to Rust, for --sync-at-exit:
+ * its writes, too, reach the disk only at the flush. Opens that ask for no
+ * sync flag cost one comparison more. */
+#define PASS_OPEN(name, flags, ...)                                           \
+	do {                                                                  \
+		int given = eatmydata_open_flags(flags);                      \
+		__typeof__(&name) next_fn = NEXT(name);                      \
+		if (!next_fn)                                                 \
+			return eatmydata_missing();                           \
+		int fd = next_fn(__VA_ARGS__);                                \
+		if (fd >= 0 && given != (flags))                              \
+			eatmydata_opened(fd);                                 \
+		return fd;                                                    \
+	} while (0)
+
 /* Whether open(2) reads a mode: the rule of glibc's __OPEN_NEEDS_MODE. */
 #define NEEDS_MODE(flags)                                                     \
 	(((flags) & O_CREAT) != 0 || ((flags) & O_TMPFILE) == O_TMPFILE)
@@ -177,7 +193,7 @@ int HOOK(open)(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 	READ_MODE(flags, flags, mode);
-	PASS(open, path, eatmydata_open_flags(flags), mode);
+	PASS_OPEN(open, flags, path, given, mode);
 }
 MATCHES(open);
 
@@ -185,7 +201,7 @@ int HOOK(open64)(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 	READ_MODE(flags, flags, mode);
-	PASS(open64, path, eatmydata_open_flags(flags), mode);
+	PASS_OPEN(open64, flags, path, given, mode);
 }
 MATCHES(open64);
 
@@ -193,7 +209,7 @@ int HOOK(openat)(int dirfd, const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 	READ_MODE(flags, flags, mode);
-	PASS(openat, dirfd, path, eatmydata_open_flags(flags), mode);
+	PASS_OPEN(openat, flags, dirfd, path, given, mode);
 }
 MATCHES(openat);
 
@@ -201,7 +217,7 @@ int HOOK(openat64)(int dirfd, const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 	READ_MODE(flags, flags, mode);
-	PASS(openat64, dirfd, path, eatmydata_open_flags(flags), mode);
+	PASS_OPEN(openat64, flags, dirfd, path, given, mode);
 }
 MATCHES(openat64);
 
@@ -209,25 +225,25 @@ MATCHES(openat64);
  * aborts when the flags need one, and it still does, since it is called. */
 int HOOK(__open_2)(const char *path, int flags)
 {
-	PASS(__open_2, path, eatmydata_open_flags(flags));
+	PASS_OPEN(__open_2, flags, path, given);
 }
 MATCHES(__open_2);
 
 int HOOK(__open64_2)(const char *path, int flags)
 {
-	PASS(__open64_2, path, eatmydata_open_flags(flags));
+	PASS_OPEN(__open64_2, flags, path, given);
 }
 MATCHES(__open64_2);
 
 int HOOK(__openat_2)(int dirfd, const char *path, int flags)
 {
-	PASS(__openat_2, dirfd, path, eatmydata_open_flags(flags));
+	PASS_OPEN(__openat_2, flags, dirfd, path, given);
 }
 MATCHES(__openat_2);
 
 int HOOK(__openat64_2)(int dirfd, const char *path, int flags)
 {
-	PASS(__openat64_2, dirfd, path, eatmydata_open_flags(flags));
+	PASS_OPEN(__openat64_2, flags, dirfd, path, given);
 }
 MATCHES(__openat64_2);
 
@@ -235,33 +251,33 @@ MATCHES(__openat64_2);
 ssize_t HOOK(pwritev2)(int fd, const struct iovec *iov, int iovcnt, off_t offset,
 		 int flags)
 {
-	PASS(pwritev2, fd, iov, iovcnt, offset, eatmydata_rwf_flags(flags));
+	PASS(pwritev2, fd, iov, iovcnt, offset, eatmydata_rwf_flags(fd, flags));
 }
 MATCHES(pwritev2);
 
 ssize_t HOOK(pwritev64v2)(int fd, const struct iovec *iov, int iovcnt,
 		    off64_t offset, int flags)
 {
-	PASS(pwritev64v2, fd, iov, iovcnt, offset, eatmydata_rwf_flags(flags));
+	PASS(pwritev64v2, fd, iov, iovcnt, offset, eatmydata_rwf_flags(fd, flags));
 }
 MATCHES(pwritev64v2);
 
 /* fcntl(2): F_SETFL drops O_DIRECT unless it is kept; every other command
  * passes its argument, int or pointer, through as glibc reads it. */
-#define FCNTL_ARG(cmd, arg)                                                   \
+#define FCNTL_ARG(fd, cmd, arg)                                                   \
 	do {                                                                  \
 		va_list ap;                                                   \
 		va_start(ap, cmd);                                            \
 		arg = va_arg(ap, void *);                                     \
 		va_end(ap);                                                   \
 		if (cmd == F_SETFL)                                           \
-			arg = (void *)(long)eatmydata_setfl_flags((int)(long)arg); \
+			arg = (void *)(long)eatmydata_setfl_flags(fd, (int)(long)arg); \
 	} while (0)
 
 int HOOK(fcntl)(int fd, int cmd, ...)
 {
 	void *arg;
-	FCNTL_ARG(cmd, arg);
+	FCNTL_ARG(fd, cmd, arg);
 	PASS(fcntl, fd, cmd, arg);
 }
 MATCHES(fcntl);
@@ -269,7 +285,7 @@ MATCHES(fcntl);
 int HOOK(fcntl64)(int fd, int cmd, ...)
 {
 	void *arg;
-	FCNTL_ARG(cmd, arg);
+	FCNTL_ARG(fd, cmd, arg);
 	PASS(fcntl64, fd, cmd, arg);
 }
 MATCHES(fcntl64);

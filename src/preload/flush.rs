@@ -1,0 +1,144 @@
+//! The file systems on which this process skipped a sync, for
+//! `eatmydata --sync-at-exit`, which flushes them once the command is over.
+//!
+//! On only when `EATMYDATA_FLUSH_LIST` names a file. Each process records a
+//! file system once, at the first skip on it, not at exit: a process killed
+//! by SIGKILL has told already. The record is one `write(2)` of a fixed-size
+//! line on an `O_APPEND` descriptor (see `src/protocol.rs`), so records of
+//! processes writing at once do not interleave. Which file systems are
+//! recorded is kept in a fixed array of atomics: no lock, no allocation.
+//! A forked child inherits it, rightly: its parent has recorded them.
+//!
+//! The cost when on: one `statx` per skip on a descriptor, and three system
+//! calls per file system and process. Off, one bit test.
+
+use core::ffi::{c_int, c_long};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::errno;
+use crate::next::raw;
+use crate::{policy, protocol};
+
+/// How many file systems a process tells apart; past that, it asks for
+/// `sync(2)`, which flushes them all.
+const SLOTS: usize = 16;
+
+/// The file systems recorded, as `MAJOR << 32 | MINOR` plus one; 0 is free.
+static SEEN: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
+
+/// Whether the record asking for `sync(2)` is written.
+static ALL: AtomicBool = AtomicBool::new(false);
+
+/// Records the file system of `fd`, on which a sync was just skipped.
+#[inline]
+pub fn note_fd(fd: c_int) {
+    if policy::flushing() {
+        note_device_of(fd);
+    }
+}
+
+/// Records that a sync was skipped where no file system can be named.
+#[inline]
+pub fn note_all() {
+    if policy::flushing() && !ALL.swap(true, Ordering::Relaxed) {
+        write_record(protocol::FLUSH_ALL, 0, 0);
+    }
+}
+
+#[cold]
+fn note_device_of(fd: c_int) {
+    let saved = errno::get();
+    match device_of(fd) {
+        Some((major, minor)) => note_device(major, minor),
+        None => note_all(),
+    }
+    errno::set(saved);
+}
+
+/// The device of the file system `fd` is on, from `statx(2)`, whose
+/// `stx_dev_major` and `stx_dev_minor` are filled whatever the mask.
+fn device_of(fd: c_int) -> Option<(u32, u32)> {
+    // SAFETY: statx is plain data, for which zero is a valid value.
+    let mut stat: libc::statx = unsafe { core::mem::zeroed() };
+    let args = [
+        fd.into(),
+        c"".as_ptr() as c_long,
+        libc::AT_EMPTY_PATH.into(),
+        0,
+        &raw mut stat as c_long,
+        0,
+    ];
+    (raw(libc::SYS_statx, args) == 0).then_some((stat.stx_dev_major, stat.stx_dev_minor))
+}
+
+/// Writes the record of a device the first time this process sees it.
+fn note_device(major: u32, minor: u32) {
+    let key = (u64::from(major) << 32 | u64::from(minor)) + 1;
+    for slot in &SEEN {
+        match slot.compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return write_record(protocol::FLUSH_DEVICE, major, minor),
+            Err(seen) if seen == key => return,
+            Err(_) => {}
+        }
+    }
+    note_all();
+}
+
+/// A record: `WORD MAJOR:MINOR\n`, the numbers in 8 hex digits each.
+pub fn record(word: &str, major: u32, minor: u32) -> [u8; 22] {
+    let mut line = [b' '; 22];
+    for (slot, byte) in line.iter_mut().zip(word.bytes().take(3)) {
+        *slot = byte;
+    }
+    for (at, number) in [(4, major), (13, minor)] {
+        for (digit, slot) in line.iter_mut().skip(at).take(8).rev().enumerate() {
+            *slot = b"0123456789abcdef"
+                .get((number >> (4 * digit) & 0xf) as usize)
+                .copied()
+                .unwrap_or(b'0');
+        }
+    }
+    if let Some(colon) = line.get_mut(12) {
+        *colon = b':';
+    }
+    if let Some(end) = line.last_mut() {
+        *end = b'\n';
+    }
+    line
+}
+
+/// Appends a record to the list; nothing if the file is not there.
+fn write_record(word: &str, major: u32, minor: u32) {
+    let Some(path) = policy::variable(protocol::FLUSH_LIST) else {
+        return;
+    };
+    let line = record(word, major, minor);
+    let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CLOEXEC;
+    let open = [
+        libc::AT_FDCWD.into(),
+        path.as_ptr() as c_long,
+        flags.into(),
+        0,
+        0,
+        0,
+    ];
+    let fd = raw(libc::SYS_openat, open);
+    if fd < 0 {
+        return;
+    }
+    let write = [fd, line.as_ptr() as c_long, line.len() as c_long, 0, 0, 0];
+    raw(libc::SYS_write, write);
+    raw(libc::SYS_close, [fd, 0, 0, 0, 0, 0]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_have_one_size_and_hex_numbers() {
+        assert_eq!(&record("dev", 7, 3), b"dev 00000007:00000003\n");
+        assert_eq!(&record("dev", 259, 0xfffff), b"dev 00000103:000fffff\n");
+        assert_eq!(&record("all", 0, 0), b"all 00000000:00000000\n");
+    }
+}

@@ -49,6 +49,12 @@ impl LoopFs {
     pub fn new(label: &str, megabytes: u32) -> LoopFs {
         let scratch = TempDir::new(label);
         let image = scratch.join("image");
+        LoopFs::with_image(scratch, image, megabytes)
+    }
+
+    /// The same with its image at `image`: on a small tmpfs, say, whose
+    /// lack of space makes every writeback past it fail.
+    pub fn with_image(scratch: TempDir, image: PathBuf, megabytes: u32) -> LoopFs {
         let mount = scratch.join("mnt");
         fs::create_dir(&mount).expect("create a mount point");
         let size = format!("{megabytes}M");
@@ -83,6 +89,22 @@ impl LoopFs {
     /// the mount, to see what reached the device.
     pub fn image(&self) -> &Path {
         &self.image
+    }
+
+    /// Whether `marker` has reached the device: it is in the backing file.
+    pub fn holds(&self, marker: &str) -> bool {
+        // grep, not a search here: tests are built without optimisation.
+        let found = Command::new("grep")
+            .args(["-q", "-a", "-F", "-e", marker])
+            .arg(&self.image)
+            .status()
+            .expect("run grep");
+        assert!(
+            found.code().is_some_and(|code| code < 2),
+            "grep {}",
+            self.image.display()
+        );
+        found.success()
     }
 
     /// The device's counters, from its own line of `/proc/diskstats`.

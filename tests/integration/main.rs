@@ -22,4 +22,5 @@ mod seccomp; // programs that bypass libc: static and Go binaries
 mod stress; // many threads and processes at once
 mod symbols; // what the library exports and which glibc versions it needs
 mod sync; // fsync and friends eaten, their error answers kept
+mod sync_at_exit; // eatmydata --sync-at-exit: the data on the device when it returns
 mod wrapper; // the eatmydata command: finding, exec, exit codes, symlink mode

@@ -1,0 +1,307 @@
+//! `eatmydata --sync-at-exit`: once the command and all it started have
+//! ended, the data they wrote is on the device.
+//!
+//! The oracle is a file system of the test's own on a loop device: after
+//! the command returns, its backing file is read directly, not through the
+//! mount, for a marker no other run could have written. The control run
+//! (the same command without `--sync-at-exit`) must not find it there: the
+//! kernel writes dirty data back after 30 s, and each check is made within
+//! seconds.
+
+use std::os::unix::fs::symlink;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::common::{Outcome, Run, TempDir, command, library};
+use crate::loopfs::LoopFs;
+
+mod servers; // PostgreSQL and MariaDB stopped inside the command
+
+/// Text that cannot be on any device by chance.
+pub fn marker(label: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("eatmydata-{label}-marker-{}-{nanos}", std::process::id())
+}
+
+/// A shell line that writes `text` to `file` and fsyncs it (`dd conv=fsync`).
+fn write_synced(text: &str, file: &std::path::Path) -> String {
+    format!(
+        "printf %s '{text}' | dd of='{}' conv=fsync status=none",
+        file.display()
+    )
+}
+
+/// `eatmydata OPTIONS sh -c SCRIPT`.
+fn eatmydata_sh(options: &[&str], script: &str) -> Outcome {
+    library();
+    Run::new(command())
+        .args(options)
+        .args(["sh", "-c", script])
+        .run()
+}
+
+#[test]
+fn sqlite_data_is_on_the_device_when_the_command_returns() {
+    library();
+    let fs = LoopFs::new("atexit-sqlite", 64);
+    let load = |db: &str, marker: &str, options: &[&str]| {
+        let sql = format!(
+            "PRAGMA synchronous=FULL; CREATE TABLE t(v); INSERT INTO t VALUES('{marker}');"
+        );
+        Run::new(command())
+            .args(options)
+            .arg("sqlite3")
+            .arg(fs.join(db))
+            .arg(sql)
+            .run()
+            .success()
+    };
+    let control = marker("sqlite-control");
+    load("control.db", &control, &[]);
+    assert!(
+        !fs.holds(&control),
+        "without --sync-at-exit the row is still only in the page cache"
+    );
+    let synced = marker("sqlite-synced");
+    let run = load("synced.db", &synced, &["--sync-at-exit", "--verbose"]);
+    assert!(fs.holds(&synced), "the row is on the device");
+    let said = format!("flushed 1 file system ({}) in ", fs.path().display());
+    assert!(run.stderr().contains(&said), "{}", run.stderr());
+    // The flush was of the whole file system: the control's row is there now.
+    assert!(fs.holds(&control), "the oracle finds flushed rows");
+}
+
+#[test]
+fn nothing_skipped_means_nothing_flushed() {
+    let run = eatmydata_sh(&["--sync-at-exit", "-v"], "echo hello").success();
+    assert_eq!(run.stdout(), "hello\n");
+    assert!(
+        run.stderr()
+            .ends_with("eatmydata: sync-at-exit: no sync was skipped, nothing to flush\n"),
+        "{}",
+        run.stderr()
+    );
+    // Without --verbose or --report, it says nothing.
+    let quiet = eatmydata_sh(&["--sync-at-exit"], "true").success();
+    assert_eq!(quiet.stderr(), "");
+}
+
+#[test]
+fn a_process_killed_by_sigkill_has_told_and_the_signal_is_passed_on() {
+    let fs = LoopFs::new("atexit-kill", 32);
+    let text = marker("killed");
+    // The process that skipped the fsync dies by SIGKILL: no exit handler runs.
+    let script = format!(
+        "import os; f = open('{}', 'w'); f.write('{text}'); f.flush(); os.fsync(f.fileno()); os.kill(os.getpid(), 9)",
+        fs.join("killed").display()
+    );
+    library();
+    let run = Run::new(command())
+        .args(["--sync-at-exit", "python3", "-c", &script])
+        .run();
+    assert_eq!(run.output.status.signal(), Some(9), "{}", run.stderr());
+    assert!(
+        fs.holds(&text),
+        "the data of a SIGKILLed process is flushed"
+    );
+}
+
+#[test]
+fn a_failing_file_system_is_reported_the_others_flushed_and_the_status_is_125() {
+    library();
+    let good = LoopFs::new("atexit-good", 32);
+    // The bad one's image lies on a tmpfs too small for it: writeback fails.
+    let scratch = TempDir::new("atexit-bad");
+    let small = scratch.join("small");
+    std::fs::create_dir(&small).unwrap();
+    let tmpfs = Tmpfs::mount(&small, "16m");
+    let bad = LoopFs::with_image(TempDir::new("atexit-bad-mnt"), small.join("image"), 64);
+    let text = marker("beside-a-failure");
+    let script = format!(
+        "{}; dd if=/dev/zero of='{}' bs=1M count=24 conv=fsync status=none",
+        write_synced(&text, &good.join("m")),
+        bad.join("big").display()
+    );
+    let run = eatmydata_sh(&["--sync-at-exit"], &script);
+    assert_eq!(run.output.status.code(), Some(125), "{}", run.stderr());
+    let said = format!(
+        "eatmydata: sync-at-exit: cannot flush {} (",
+        bad.path().display()
+    );
+    assert!(run.stderr().starts_with(&said), "{}", run.stderr());
+    assert!(run.stderr().contains("(errno "), "{}", run.stderr());
+    assert!(good.holds(&text), "the good file system was flushed");
+
+    // A failing command's own status wins over the failed flush.
+    let failing = eatmydata_sh(
+        &["--sync-at-exit"],
+        &format!(
+            "dd if=/dev/zero of='{}' bs=1M count=24 conv=fsync status=none; exit 3",
+            bad.join("more").display()
+        ),
+    );
+    assert_eq!(
+        failing.output.status.code(),
+        Some(3),
+        "{}",
+        failing.stderr()
+    );
+    drop(bad);
+    drop(tmpfs);
+}
+
+/// A tmpfs of a given size, unmounted when dropped.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &std::path::Path, size: &str) -> Tmpfs {
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .status()
+            .expect("run mount");
+        assert!(status.success(), "mount a tmpfs");
+        Tmpfs(at.to_owned())
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn the_command_waits_for_what_the_command_left_running() {
+    let fs = LoopFs::new("atexit-daemon", 32);
+    let text = marker("daemon");
+    // A daemon: in a session of its own, still writing after the command ended.
+    let script = format!(
+        "setsid sh -c \"sleep 1; {}\" </dev/null >/dev/null 2>&1 & exit 0",
+        write_synced(&text, &fs.join("late"))
+    );
+    let run = eatmydata_sh(&["--sync-at-exit"], &script).success();
+    assert!(
+        run.stderr()
+            .contains("the command has ended; waiting for the 1 process it left running"),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        fs.holds(&text),
+        "the daemon's data is flushed after it ended"
+    );
+}
+
+#[test]
+fn sigint_during_the_flush_does_not_cut_it_short() {
+    library();
+    let fs = LoopFs::new("atexit-sigint", 96);
+    let text = marker("interrupted");
+    let started = fs.join("started");
+    let script = format!(
+        "touch '{}'; dd if=/dev/urandom of='{}' bs=1M count=48 conv=fsync status=none; {}",
+        started.display(),
+        fs.join("bulk").display(),
+        write_synced(&text, &fs.join("m"))
+    );
+    let mut child = Command::new(command())
+        .args(["--sync-at-exit", "sh", "-c", &script])
+        .env_remove("LD_PRELOAD")
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("run eatmydata");
+    // SIGINT to eatmydata alone, again and again, from when the command has
+    // started until eatmydata ends: the flush of 48 MB takes the longest.
+    let pid = child.id() as libc::pid_t;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if !started.exists() {
+            // Before the command runs, eatmydata is any program: SIGINT ends it.
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
+        // SAFETY: a signal to our own child, not yet reaped.
+        unsafe { libc::kill(pid, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(fs.holds(&text), "the flush finished");
+}
+
+#[test]
+fn symlink_mode_asks_with_the_environment() {
+    let fs = LoopFs::new("atexit-symlink", 32);
+    let links = TempDir::new("atexit-links");
+    symlink(command(), links.join("sh")).unwrap();
+    let text = marker("symlink");
+    let path = format!("{}:/usr/bin:/bin", links.path().display());
+    let run = Run::new(links.join("sh"))
+        .args(["-c", &write_synced(&text, &fs.join("m"))])
+        .env("PATH", &path)
+        .env("EATMYDATA_LIBRARY", library())
+        .env("EATMYDATA_SYNC_AT_EXIT", "1")
+        .run()
+        .success();
+    assert!(fs.holds(&text), "{}", run.stderr());
+}
+
+#[test]
+fn under_an_outer_eatmydata_the_flush_is_still_real() {
+    let fs = LoopFs::new("atexit-nested", 32);
+    let text = marker("nested");
+    let inner = format!(
+        "{} --sync-at-exit sh -c \"{}\"",
+        command().display(),
+        write_synced(&text, &fs.join("m"))
+    );
+    // The inner eatmydata runs with the library loaded: its own syncfs must
+    // not be eaten.
+    eatmydata_sh(&[], &inner).success();
+    assert!(fs.holds(&text));
+}
+
+#[test]
+fn with_seccomp_it_says_what_it_cannot_see_and_syncs_all() {
+    let fs = LoopFs::new("atexit-seccomp", 32);
+    let text = marker("seccomp");
+    let run = eatmydata_sh(
+        &["--seccomp", "--sync-at-exit", "-v"],
+        &write_synced(&text, &fs.join("m")),
+    )
+    .success();
+    assert!(
+        run.stderr()
+            .contains("ran sync(2), since the seccomp filter's answers are not recorded"),
+        "{}",
+        run.stderr()
+    );
+    assert!(fs.holds(&text));
+}
+
+#[test]
+fn with_report_both_are_said() {
+    let fs = LoopFs::new("atexit-report", 32);
+    let text = marker("report");
+    let run = eatmydata_sh(
+        &["--report", "--sync-at-exit"],
+        &write_synced(&text, &fs.join("m")),
+    )
+    .success();
+    let stderr = run.stderr();
+    assert!(
+        stderr.contains("eatmydata: report: what the library skipped"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("  dd "), "{stderr}");
+    assert!(
+        stderr.contains("eatmydata: sync-at-exit: flushed 1 file system"),
+        "{stderr}"
+    );
+    assert!(fs.holds(&text));
+}

@@ -1,0 +1,167 @@
+//! Database servers started, loaded and stopped inside the command, on a
+//! file system of the test's own: with `--sync-at-exit` the row is on the
+//! device when the command returns; without it (the control), not yet.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::marker;
+use crate::common::{command, library};
+use crate::loopfs::LoopFs;
+
+/// Runs `sh -c script` as `user`, under `eatmydata` with `options`.
+fn as_user(user: &str, options: &[&str], script: &str) -> String {
+    library();
+    let output = Command::new("runuser")
+        .args(["-u", user, "--"])
+        .arg(command())
+        .args(options)
+        .args(["sh", "-c", script])
+        .env_remove("LD_PRELOAD")
+        .output()
+        .expect("run runuser");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        output.status.success(),
+        "{script}: {:?}\n{stderr}",
+        output.status
+    );
+    stderr
+}
+
+/// A folder on `fs` that `user` owns.
+fn folder_for(fs: &LoopFs, name: &str, user: &str) -> PathBuf {
+    let path = fs.join(name);
+    std::fs::create_dir(&path).expect("create a folder");
+    let status = Command::new("chown")
+        .arg(format!("{user}:"))
+        .arg(&path)
+        .status()
+        .expect("run chown");
+    assert!(status.success());
+    path
+}
+
+/// Makes what a set-up wrote durable, so that the runs alone are judged.
+fn settle(fs: &LoopFs) {
+    let status = Command::new("sync")
+        .arg("-f")
+        .arg(fs.path())
+        .status()
+        .expect("run sync");
+    assert!(status.success());
+}
+
+/// The control run, then the run with `--sync-at-exit`, of `script(marker)`.
+fn control_then_synced(fs: &LoopFs, user: &str, engine: &str, script: impl Fn(&str) -> String) {
+    let control = marker(&format!("{engine}-control"));
+    as_user(user, &[], &script(&control));
+    assert!(
+        !fs.holds(&control),
+        "{engine}: without --sync-at-exit the row is not on the device yet"
+    );
+    let synced = marker(&format!("{engine}-synced"));
+    let said = as_user(user, &["--sync-at-exit", "-v"], &script(&synced));
+    assert!(
+        fs.holds(&synced),
+        "{engine}: the row is on the device\n{said}"
+    );
+    assert!(
+        said.contains(&format!("flushed 1 file system ({})", fs.path().display())),
+        "{said}"
+    );
+}
+
+fn postgres_bin() -> PathBuf {
+    std::fs::read_dir("/usr/lib/postgresql")
+        .expect("PostgreSQL is installed (package postgresql)")
+        .filter_map(|entry| entry.ok().map(|e| e.path().join("bin")))
+        .filter(|bin| bin.join("postgres").is_file())
+        .max()
+        .expect("a PostgreSQL version with a bin folder")
+}
+
+#[test]
+fn postgresql_stopped_inside_the_command_is_on_the_device() {
+    let fs = LoopFs::new("atexit-pg", 160);
+    let bin = postgres_bin();
+    let data = folder_for(&fs, "data", "postgres");
+    let socket = folder_for(&fs, "socket", "postgres");
+    let tool = |name: &str| bin.join(name).display().to_string();
+    let (data, socket) = (data.display().to_string(), socket.display().to_string());
+    let init = Command::new("runuser")
+        .args(["-u", "postgres", "--", &tool("initdb")])
+        .args([
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "--no-instructions",
+            "--no-sync",
+        ])
+        .args(["-D", &data])
+        .output()
+        .expect("run initdb");
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    settle(&fs);
+    let log = fs.join("server.log").display().to_string();
+    let script = |marker: &str| {
+        format!(
+            "{pg_ctl} -w -D {data} -l {log} -o '-k {socket} -c listen_addresses=' start >/dev/null && \
+             {psql} -X -q -v ON_ERROR_STOP=1 -h {socket} -d postgres \
+               -c 'CREATE TABLE IF NOT EXISTS t (v text)' -c \"INSERT INTO t VALUES ('{marker}')\" && \
+             {pg_ctl} -w -D {data} -m fast stop >/dev/null",
+            pg_ctl = tool("pg_ctl"),
+            psql = tool("psql"),
+        )
+    };
+    let touch = Command::new("runuser")
+        .args(["-u", "postgres", "--", "touch", &log])
+        .status()
+        .expect("run touch");
+    assert!(touch.success());
+    control_then_synced(&fs, "postgres", "postgresql", script);
+}
+
+#[test]
+fn mariadb_stopped_inside_the_command_is_on_the_device() {
+    assert!(
+        Path::new("/usr/sbin/mariadbd").is_file(),
+        "mariadbd is not installed: scripts/setup-test-deps installs mariadb-server"
+    );
+    let fs = LoopFs::new("atexit-mariadb", 256);
+    let dir = folder_for(&fs, "db", "mysql");
+    let at = |name: &str| dir.join(name).display().to_string();
+    let install = Command::new("runuser")
+        .args(["-u", "mysql", "--", "mariadb-install-db", "--no-defaults"])
+        .args(["--skip-test-db", "--auth-root-authentication-method=normal"])
+        .arg(format!("--datadir={}", at("data")))
+        .output()
+        .expect("run mariadb-install-db");
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+    settle(&fs);
+    let client = format!("--no-defaults -u root --socket={}", at("socket"));
+    let script = |marker: &str| {
+        format!(
+            "mariadbd --no-defaults --skip-networking --datadir={data} --socket={socket} \
+               --pid-file={pid} --log-error={log} & \
+             mariadb-admin {client} --wait=60 --connect-timeout=60 ping >/dev/null && \
+             mariadb {client} -e \"CREATE DATABASE IF NOT EXISTS d; \
+               CREATE TABLE IF NOT EXISTS d.t (v text) ENGINE=InnoDB; INSERT INTO d.t VALUES ('{marker}')\" && \
+             mariadb-admin {client} shutdown; wait",
+            data = at("data"),
+            socket = at("socket"),
+            pid = at("server.pid"),
+            log = at("server.log"),
+        )
+    };
+    control_then_synced(&fs, "mysql", "mariadb", script);
+}

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Runs inside a Debian image with mariadb-server, for the container tests
+# and the container benchmark: a server of its own on a data folder under
+# /data, reached by a socket only, stopped cleanly at the end.
+#
+#   mariadb.sh write NAME ROWS   new data folder /data/NAME, ROWS inserts,
+#                                each its own transaction (its own fsync)
+#   mariadb.sh check NAME        prints "rows|sum" of what NAME holds
+set -eu
+mode=$1 data=/data/$2
+start() {
+  mariadbd --user=root --datadir="$data" --skip-networking --socket=/tmp/db.sock \
+    --pid-file=/tmp/db.pid --log-error=/tmp/db.err &
+  for _ in $(seq 600); do
+    mariadb-admin -S /tmp/db.sock ping >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  cat /tmp/db.err >&2
+  exit 1
+}
+stop() {
+  mariadb-admin -S /tmp/db.sock shutdown
+  wait
+}
+case "$mode" in
+  write)
+    rows=$3
+    mariadb-install-db --user=root --datadir="$data" --skip-test-db >/tmp/install.log 2>&1 \
+      || { cat /tmp/install.log >&2; exit 1; }
+    start
+    mariadb -S /tmp/db.sock -e "create database t; create table t.t (x int primary key) engine=innodb"
+    i=0
+    while [ "$i" -lt "$rows" ]; do
+      echo "insert into t.t values($i);"
+      i=$((i + 1))
+    done | mariadb -S /tmp/db.sock
+    stop
+    ;;
+  check)
+    start
+    mariadb -S /tmp/db.sock -N -B -e "select count(*), sum(x) from t.t" | tr '\t' '|'
+    stop
+    ;;
+  *) echo "mariadb.sh: write NAME ROWS | check NAME" >&2; exit 2 ;;
+esac

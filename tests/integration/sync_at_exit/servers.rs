@@ -165,3 +165,41 @@ fn mariadb_stopped_inside_the_command_is_on_the_device() {
     };
     control_then_synced(&fs, "mysql", "mariadb", script);
 }
+
+/// `systemd-analyze verify` on `unit`, with `drop_in` installed as
+/// `UNIT.d/NAME` in a unit folder of the test's own: its stderr.
+fn verify_with_drop_in(unit: &str, name: &str, drop_in: &str) -> String {
+    let units = crate::common::TempDir::new("atexit-units");
+    let folder = units.join(format!("{unit}.d"));
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join(name), drop_in).unwrap();
+    // The trailing colon keeps the system's own unit folders after ours.
+    let output = Command::new("systemd-analyze")
+        .args(["verify", unit])
+        .env("SYSTEMD_UNIT_PATH", format!("{}:", units.path().display()))
+        .output()
+        .expect("run systemd-analyze (package systemd)");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    stderr
+}
+
+#[test]
+fn the_systemd_drop_in_verifies_for_the_installed_servers() {
+    let drop_in = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/systemd/eatmydata.conf"),
+    )
+    .expect("read contrib/systemd/eatmydata.conf");
+    assert!(drop_in.contains("\nEnvironment=LD_PRELOAD="), "{drop_in}");
+    for unit in ["mariadb.service", "postgresql@.service"] {
+        let said = verify_with_drop_in(unit, "eatmydata.conf", &drop_in);
+        assert!(!said.contains("eatmydata.conf"), "{unit}: {said}");
+        // The control: the same folder with a misspelt key is read, and said.
+        let misspelt = drop_in.replace("Environment=", "Environmnt=");
+        let said = verify_with_drop_in(unit, "eatmydata.conf", &misspelt);
+        assert!(
+            said.contains("eatmydata.conf") && said.contains("Unknown key"),
+            "{unit}: {said}"
+        );
+    }
+}

@@ -50,5 +50,5 @@ trampolines! {
     pwritev2 pwritev64v2
     fcntl fcntl64
     syscall
-    aio_fsync aio_fsync64
+    aio_fsync aio_fsync64 io_getevents
 }

@@ -27,6 +27,7 @@ mod flush;
 mod report;
 // Floor 4: one decision per durability request, by libc area.
 mod aio;
+mod linux_aio;
 mod mman;
 mod open;
 mod sync;

@@ -6,7 +6,7 @@
 use core::ffi::{c_int, c_long};
 
 use crate::next::raw;
-use crate::{mman, open, policy, sync, uio};
+use crate::{linux_aio, mman, open, policy, sync, uio};
 
 /// Replaces the int argument at `at` with `f` of it.
 fn with_flags(mut a: [c_long; 6], at: usize, f: impl FnOnce(c_int) -> c_int) -> [c_long; 6] {
@@ -65,6 +65,11 @@ pub unsafe extern "C" fn eatmydata_syscall(number: c_long, args: *const [c_long;
             raw(number, with_fd_flags(a, 2, open::setfl_flags))
         }
         libc::SYS_pwritev2 => raw(number, with_fd_flags(a, PWRITEV2_FLAGS, uio::rwf_flags)),
+        libc::SYS_io_submit => linux_aio::submit(a),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_io_getevents => linux_aio::get_events(number, a),
+        linux_aio::SYS_IO_PGETEVENTS => linux_aio::get_events(number, a),
+        libc::SYS_io_destroy => linux_aio::destroy(a),
         _ => raw(number, a),
     }
 }

@@ -3,7 +3,8 @@
 //! `aio_suspend`, a signal's code and value, a thread's call -- and the
 //! errors of bad requests.
 
-use crate::common::{Run, TempDir, probe};
+use crate::common::{Run, TempDir, fio_flushes, library, probe};
+use crate::loopfs::LoopFs;
 
 #[test]
 fn aio_fsync_completes_without_a_flush_and_notifies_as_libc_does() {
@@ -51,4 +52,74 @@ fn aio_fsync_completes_without_a_flush_and_notifies_as_libc_does() {
     };
     assert!(real(&plain) >= 45, "control: {:?}", plain.calls);
     assert_eq!(real(&eaten), 0, "{:?}", eaten.calls);
+}
+
+#[test]
+fn linux_aio_flushes_complete_without_reaching_the_disk() {
+    let program = probe("linux_aio", &["-l:libaio.so.1"]);
+    let dir = TempDir::new("linux-aio");
+    let plain = Run::new(&program).arg(dir.join("data")).run().success();
+    let eaten = Run::new(&program)
+        .arg(dir.join("data"))
+        .preload(true)
+        .run()
+        .success();
+    for expected in [
+        "batch: io_submit 3",
+        "batch: 3 events, 3 with their own iocb, data and result",
+        "poll: 1 event, data 0x90",
+        "closed descriptor: EBADF",
+        "/dev/null: EINVAL",
+        "stray length: EINVAL",
+        "bad iocb address: EFAULT",
+        "bad array address: EFAULT",
+        "eventfd: events 1, counter read ok 1",
+        "new context: ok, events 0",
+    ] {
+        assert!(
+            plain.stdout().lines().any(|line| line == expected),
+            "control lacks {expected:?}:\n{}",
+            plain.stdout()
+        );
+    }
+    assert_eq!(eaten.stdout(), plain.stdout());
+
+    // The disk's own count: 50 flush requests through io_submit.
+    let disk = LoopFs::new("linux-aio-flushes", 64);
+    let flushes = |preload: bool| {
+        let before = disk.flushes();
+        let run = Run::new(&program)
+            .args([disk.join("data").as_os_str(), "50".as_ref()])
+            .preload(preload)
+            .run()
+            .success();
+        assert_eq!(run.stdout().trim(), "flushed 50");
+        disk.flushes() - before
+    };
+    let control = flushes(false);
+    assert!(control >= 50, "control: only {control} flushes");
+    let eaten = flushes(true);
+    assert!(eaten * 20 <= control, "{eaten} flushes, against {control}");
+}
+
+#[test]
+fn fio_posixaio_flushes_stay_off_the_disk() {
+    let job = [
+        "--engine",
+        "posixaio",
+        "--sync",
+        "fsync",
+        "--size",
+        "512k",
+        "--iodepth",
+        "4",
+    ];
+    let control = fio_flushes(&job, &[]);
+    assert!(control.flushes >= 100, "control: {control:?}");
+    let preload = format!("LD_PRELOAD={}", library().display());
+    let eaten = fio_flushes(&job, &["env", &preload]);
+    assert!(
+        eaten.flushes * 20 <= control.flushes,
+        "{eaten:?} against {control:?}"
+    );
 }

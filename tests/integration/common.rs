@@ -367,3 +367,50 @@ impl Outcome {
             .collect()
     }
 }
+
+/// What `scripts/fio-flushes` measured of one fio job (which it checked:
+/// fio exited 0 and its crc32c verification passed).
+#[derive(Debug)]
+pub struct FioRun {
+    pub flushes: u64,
+    pub writes: u64,
+    pub line: String,
+}
+
+/// Runs one fio job on a fresh loop-device ext4 through
+/// `scripts/fio-flushes` (`job`: its options, such as `--engine io_uring
+/// --sync fdatasync`), under the command `prefix` (none for the control),
+/// and asserts that fio succeeded and verified what it wrote.
+pub fn fio_flushes(job: &[&str], prefix: &[&str]) -> FioRun {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/fio-flushes");
+    let output = Command::new("python3")
+        .arg(script)
+        .args(job)
+        .arg("--")
+        .args(prefix)
+        .output()
+        .expect("run scripts/fio-flushes");
+    let line = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    assert!(
+        output.status.success(),
+        "fio-flushes {job:?} -- {prefix:?}: {line}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let number = |key: &str| -> u64 {
+        let label = format!("\"{key}\": ");
+        line.split_once(&label)
+            .and_then(|(_, rest)| rest.split([',', '}']).next())
+            .and_then(|value| value.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in {line}"))
+    };
+    assert_eq!(number("fio_status"), 0, "fio failed: {line}");
+    assert!(
+        line.contains("\"verify\": true"),
+        "fio's verification failed: {line}"
+    );
+    FioRun {
+        flushes: number("flushes"),
+        writes: number("writes"),
+        line,
+    }
+}

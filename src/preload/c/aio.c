@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 /*
  * libc writes a request's outcome into the aiocb: glibc calls the fields
@@ -42,9 +43,15 @@
 _Static_assert(offsetof(struct aiocb, __error_code) == AIOCB_ERROR, "aiocb error");
 _Static_assert(offsetof(struct aiocb, __return_value) == AIOCB_RESULT, "aiocb result");
 
+/* libaio's, declared as <libaio.h> does, which the build does not need. */
+struct io_context;
+struct io_event;
+int io_getevents(struct io_context *ctx, long min_nr, long nr, struct io_event *events,
+		 struct timespec *timeout);
+
 /* Looked up on first use only: before glibc 2.34 these live in librt,
  * which a program may load after the constructor has run. */
-static void *next_aio_fsync, *next_aio_fsync64, *next_aio_read;
+static void *next_aio_fsync, *next_aio_fsync64, *next_aio_read, *next_io_getevents;
 
 /* A thread notification in flight: the private request that carries it. */
 struct notice {
@@ -167,3 +174,22 @@ int HOOK(aio_fsync64)(int op, struct aiocb64 *cb)
 	PASS(aio_fsync64, op, cb);
 }
 MATCHES(aio_fsync64);
+
+/*
+ * Linux AIO: libaio's io_getevents. Flush requests that io_submit answered
+ * (src/preload/linux_aio.rs) wait in the library, not in the kernel's ring,
+ * and libaio answers a poll with an empty ring without asking the kernel:
+ * while any wait, events are collected by the library. libaio returns
+ * -errno rather than setting errno.
+ */
+int HOOK(io_getevents)(struct io_context *ctx, long min_nr, long nr, struct io_event *events,
+		       struct timespec *timeout)
+{
+	if (eatmydata_io_events_waiting()) {
+		long got = eatmydata_io_getevents((long)ctx, min_nr, nr, (long)events,
+						  (long)timeout);
+		return got < 0 ? -errno : (int)got;
+	}
+	PASS(io_getevents, ctx, min_nr, nr, events, timeout);
+}
+MATCHES(io_getevents);

@@ -27,6 +27,8 @@ int eatmydata_sync_file_range_status(int fd, off64_t offset, off64_t nbytes,
 long eatmydata_syscall(long number, const long args[6]);
 int eatmydata_aio_fsync_answerable(int op, int fd);
 void eatmydata_aio_fsync_answered(int fd);
+int eatmydata_io_events_waiting(void);
+long eatmydata_io_getevents(long context, long min_nr, long nr, long events, long timeout);
 void eatmydata_warm_up(void);
 void eatmydata_sync(void);
 void eatmydata_report_at_exit(void);

@@ -1,0 +1,34 @@
+"""The README's Testcontainers recipe, run by the container tests: a
+container with eatmydata's library mounted read-only and LD_PRELOAD set.
+
+usage: testcontainers_recipe.py IMAGE LIBRARY|none DATA COMMAND...
+Runs COMMAND in IMAGE with DATA mounted at /data, waits for it to end,
+prints its output and exits with its status. With LIBRARY "none" it is the
+control run, without eatmydata. Needs DOCKER_HOST (podman system service
+serves the Docker API) and TESTCONTAINERS_RYUK_DISABLED=true.
+"""
+import sys
+
+from testcontainers.core.container import DockerContainer
+
+MOUNTED = "/opt/eatmydata/libeatmydata.so"
+
+
+def main():
+    image, library, data, *command = sys.argv[1:]
+    container = DockerContainer(image).with_command(command)
+    container.with_volume_mapping(data, "/data", "rw")
+    if library != "none":
+        # The recipe: these two lines are all a test suite adds.
+        container.with_volume_mapping(library, MOUNTED, "ro")
+        container.with_env("LD_PRELOAD", MOUNTED)
+    with container:
+        status = container.get_wrapped_container().wait()["StatusCode"]
+        stdout, stderr = container.get_logs()
+    sys.stdout.write(stdout.decode())
+    sys.stderr.write(stderr.decode())
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

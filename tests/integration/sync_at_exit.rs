@@ -13,7 +13,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::common::{Outcome, Run, TempDir, command, library};
+use crate::common::{Outcome, Run, TempDir, command, library, probe};
 use crate::loopfs::LoopFs;
 
 mod servers; // PostgreSQL and MariaDB stopped inside the command
@@ -89,24 +89,55 @@ fn nothing_skipped_means_nothing_flushed() {
     assert_eq!(quiet.stderr(), "");
 }
 
+/// The check every test here makes: `run(synced, marker)` without
+/// `--sync-at-exit` (the control) leaves its marker off the device; with
+/// it, the marker is there when the command returns. The second outcome.
+fn control_then_synced(fs: &LoopFs, label: &str, run: impl Fn(bool, &str) -> Outcome) -> Outcome {
+    let control = marker(&format!("{label}-control"));
+    let outcome = run(false, &control);
+    assert!(
+        !fs.holds(&control),
+        "{label}: without --sync-at-exit the data is not on the device yet\n{}",
+        outcome.stderr()
+    );
+    let synced = marker(&format!("{label}-synced"));
+    let outcome = run(true, &synced);
+    assert!(
+        fs.holds(&synced),
+        "{label}: the data is on the device\n{}",
+        outcome.stderr()
+    );
+    outcome
+}
+
+/// `--sync-at-exit` when `synced`, and `more` options.
+fn options<'a>(synced: bool, more: &[&'a str]) -> Vec<&'a str> {
+    let mut options = more.to_vec();
+    if synced {
+        options.push("--sync-at-exit");
+    }
+    options
+}
+
 #[test]
 fn a_process_killed_by_sigkill_has_told_and_the_signal_is_passed_on() {
     let fs = LoopFs::new("atexit-kill", 32);
-    let text = marker("killed");
-    // The process that skipped the fsync dies by SIGKILL: no exit handler runs.
-    let script = format!(
-        "import os; f = open('{}', 'w'); f.write('{text}'); f.flush(); os.fsync(f.fileno()); os.kill(os.getpid(), 9)",
-        fs.join("killed").display()
-    );
     library();
-    let run = Run::new(command())
-        .args(["--sync-at-exit", "python3", "-c", &script])
-        .run();
-    assert_eq!(run.output.status.signal(), Some(9), "{}", run.stderr());
-    assert!(
-        fs.holds(&text),
-        "the data of a SIGKILLed process is flushed"
-    );
+    let run = control_then_synced(&fs, "killed", |synced, text| {
+        // The process that skipped the fsync dies by SIGKILL: no exit
+        // handler runs, the record was written at the skip.
+        let script = format!(
+            "import os; f = open('{}', 'w'); f.write('{text}'); f.flush(); os.fsync(f.fileno()); os.kill(os.getpid(), 9)",
+            fs.join(text).display()
+        );
+        let run = Run::new(command())
+            .args(options(synced, &[]))
+            .args(["python3", "-c", &script])
+            .run();
+        assert_eq!(run.output.status.signal(), Some(9), "{}", run.stderr());
+        run
+    });
+    assert_eq!(run.stderr(), "");
 }
 
 #[test]
@@ -177,22 +208,25 @@ impl Drop for Tmpfs {
 #[test]
 fn the_command_waits_for_what_the_command_left_running() {
     let fs = LoopFs::new("atexit-daemon", 32);
-    let text = marker("daemon");
-    // A daemon: in a session of its own, still writing after the command ended.
-    let script = format!(
-        "setsid sh -c \"sleep 1; {}\" </dev/null >/dev/null 2>&1 & exit 0",
-        write_synced(&text, &fs.join("late"))
-    );
-    let run = eatmydata_sh(&["--sync-at-exit"], &script).success();
+    let run = control_then_synced(&fs, "daemon", |synced, text| {
+        // A daemon: in a session of its own, still writing after the
+        // command ended.
+        let script = format!(
+            "setsid sh -c \"sleep 1; {}\" </dev/null >/dev/null 2>&1 & exit 0",
+            write_synced(text, &fs.join(text))
+        );
+        let run = eatmydata_sh(&options(synced, &[]), &script).success();
+        if !synced {
+            // eatmydata did not wait: let the daemon write before looking.
+            std::thread::sleep(Duration::from_millis(1500));
+        }
+        run
+    });
     assert!(
         run.stderr()
             .contains("the command has ended; waiting for the 1 process it left running"),
         "{}",
         run.stderr()
-    );
-    assert!(
-        fs.holds(&text),
-        "the daemon's data is flushed after it ended"
     );
 }
 
@@ -239,69 +273,76 @@ fn symlink_mode_asks_with_the_environment() {
     let fs = LoopFs::new("atexit-symlink", 32);
     let links = TempDir::new("atexit-links");
     symlink(command(), links.join("sh")).unwrap();
-    let text = marker("symlink");
     let path = format!("{}:/usr/bin:/bin", links.path().display());
-    let run = Run::new(links.join("sh"))
-        .args(["-c", &write_synced(&text, &fs.join("m"))])
-        .env("PATH", &path)
-        .env("EATMYDATA_LIBRARY", library())
-        .env("EATMYDATA_SYNC_AT_EXIT", "1")
-        .run()
-        .success();
-    assert!(fs.holds(&text), "{}", run.stderr());
+    control_then_synced(&fs, "symlink", |synced, text| {
+        Run::new(links.join("sh"))
+            .args(["-c", &write_synced(text, &fs.join(text))])
+            .env("PATH", &path)
+            .env("EATMYDATA_LIBRARY", library())
+            .env("EATMYDATA_SYNC_AT_EXIT", if synced { "1" } else { "0" })
+            .run()
+            .success()
+    });
 }
 
 #[test]
 fn under_an_outer_eatmydata_the_flush_is_still_real() {
     let fs = LoopFs::new("atexit-nested", 32);
-    let text = marker("nested");
-    let inner = format!(
-        "{} --sync-at-exit sh -c \"{}\"",
-        command().display(),
-        write_synced(&text, &fs.join("m"))
-    );
     // The inner eatmydata runs with the library loaded: its own syncfs must
     // not be eaten.
-    eatmydata_sh(&[], &inner).success();
-    assert!(fs.holds(&text));
+    control_then_synced(&fs, "nested", |synced, text| {
+        let inner = format!(
+            "{} {} sh -c \"{}\"",
+            command().display(),
+            options(synced, &[]).join(" "),
+            write_synced(text, &fs.join(text))
+        );
+        eatmydata_sh(&[], &inner).success()
+    });
 }
 
 #[test]
 fn with_seccomp_it_says_what_it_cannot_see_and_syncs_all() {
     let fs = LoopFs::new("atexit-seccomp", 32);
-    let text = marker("seccomp");
-    let run = eatmydata_sh(
-        &["--seccomp", "--sync-at-exit", "-v"],
-        &write_synced(&text, &fs.join("m")),
-    )
-    .success();
+    let static_probe = probe("seccomp_sync", &["-static"]);
+    // The shell syncs nothing; the static program's fsync is answered by
+    // the filter, which the library never sees: nothing is recorded.
+    let run = control_then_synced(&fs, "seccomp", |synced, text| {
+        let script = format!(
+            "printf %s '{text}' > '{}' && {} loop '{}' 1 >/dev/null",
+            fs.join(text).display(),
+            static_probe.display(),
+            fs.join(format!("{text}.block")).display()
+        );
+        eatmydata_sh(&options(synced, &["--seccomp", "-v"]), &script).success()
+    });
     assert!(
         run.stderr()
             .contains("ran sync(2), since the seccomp filter's answers are not recorded"),
         "{}",
         run.stderr()
     );
-    assert!(fs.holds(&text));
 }
 
 #[test]
 fn with_report_both_are_said() {
     let fs = LoopFs::new("atexit-report", 32);
-    let text = marker("report");
-    let run = eatmydata_sh(
-        &["--report", "--sync-at-exit"],
-        &write_synced(&text, &fs.join("m")),
-    )
-    .success();
+    let run = control_then_synced(&fs, "report", |synced, text| {
+        eatmydata_sh(
+            &options(synced, &["--report"]),
+            &write_synced(text, &fs.join(text)),
+        )
+        .success()
+    });
     let stderr = run.stderr();
     assert!(
         stderr.contains("eatmydata: report: what the library skipped"),
         "{stderr}"
     );
     assert!(stderr.contains("  dd "), "{stderr}");
-    assert!(
-        stderr.contains("eatmydata: sync-at-exit: flushed 1 file system"),
-        "{stderr}"
+    let flushed = format!(
+        "eatmydata: sync-at-exit: flushed 1 file system ({}) in ",
+        fs.path().display()
     );
-    assert!(fs.holds(&text));
+    assert!(stderr.contains(&flushed), "{stderr}");
 }

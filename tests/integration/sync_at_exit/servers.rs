@@ -5,12 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::marker;
-use crate::common::{command, library};
+use crate::common::{Outcome, command, library};
 use crate::loopfs::LoopFs;
 
 /// Runs `sh -c script` as `user`, under `eatmydata` with `options`.
-fn as_user(user: &str, options: &[&str], script: &str) -> String {
+fn as_user(user: &str, options: &[&str], script: &str) -> Outcome {
     library();
     let output = Command::new("runuser")
         .args(["-u", user, "--"])
@@ -20,13 +19,17 @@ fn as_user(user: &str, options: &[&str], script: &str) -> String {
         .env_remove("LD_PRELOAD")
         .output()
         .expect("run runuser");
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let outcome = Outcome {
+        output,
+        calls: Vec::new(),
+    };
     assert!(
-        output.status.success(),
-        "{script}: {:?}\n{stderr}",
-        output.status
+        outcome.output.status.success(),
+        "{script}: {:?}\n{}",
+        outcome.output.status,
+        outcome.stderr()
     );
-    stderr
+    outcome
 }
 
 /// A folder on `fs` that `user` owns.
@@ -52,24 +55,14 @@ fn settle(fs: &LoopFs) {
     assert!(status.success());
 }
 
-/// The control run, then the run with `--sync-at-exit`, of `script(marker)`.
+/// The control run, then the run with `--sync-at-exit`, of `script(marker)`
+/// as `user`; the second says what it flushed.
 fn control_then_synced(fs: &LoopFs, user: &str, engine: &str, script: impl Fn(&str) -> String) {
-    let control = marker(&format!("{engine}-control"));
-    as_user(user, &[], &script(&control));
-    assert!(
-        !fs.holds(&control),
-        "{engine}: without --sync-at-exit the row is not on the device yet"
-    );
-    let synced = marker(&format!("{engine}-synced"));
-    let said = as_user(user, &["--sync-at-exit", "-v"], &script(&synced));
-    assert!(
-        fs.holds(&synced),
-        "{engine}: the row is on the device\n{said}"
-    );
-    assert!(
-        said.contains(&format!("flushed 1 file system ({})", fs.path().display())),
-        "{said}"
-    );
+    let run = super::control_then_synced(fs, engine, |synced, marker| {
+        as_user(user, &super::options(synced, &["-v"]), &script(marker))
+    });
+    let said = format!("flushed 1 file system ({}) in ", fs.path().display());
+    assert!(run.stderr().contains(&said), "{}", run.stderr());
 }
 
 fn postgres_bin() -> PathBuf {

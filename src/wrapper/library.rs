@@ -86,7 +86,7 @@ pub fn locate() -> Result<PathBuf, Error> {
 }
 
 /// This program's real file, whatever link it was run through.
-fn this_program() -> Option<PathBuf> {
+pub fn this_program() -> Option<PathBuf> {
     if let Ok(exe) = env::current_exe() {
         return Some(exe);
     }

@@ -38,7 +38,9 @@ pub fn resolve(command: &OsStr) -> Result<PathBuf, Error> {
         // A path is taken as it is; execve reports what is wrong with it.
         return Ok(PathBuf::from(command));
     }
-    let us = env::current_exe().ok().as_deref().and_then(identity);
+    // Found without /proc too (a chroot): a link that finds itself first
+    // would execute itself forever.
+    let us = crate::library::this_program().as_deref().and_then(identity);
     let path = env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
     let mut denied = false;
     for dir in path.as_bytes().split(|&b| b == b':') {

@@ -8,6 +8,7 @@ mod common; // artefacts, C probes, scratch folders, runs under strace
 mod compat; // older glibc and other architectures
 mod containers; // the container recipes, run with podman
 mod corpus; // everyday programs give the same results with the library
+mod debian; // our .deb packages on a Debian 12 tree, and the tools that use eatmydata
 mod durability; // nothing lost on a clean shutdown: SQLite, PostgreSQL, MariaDB
 mod field; // what breaks preload libraries: constructors, threads, fork, cancellation
 mod lookup; // next definitions found, and missing ones failing the call

@@ -16,6 +16,12 @@ const REINSTALL: &str = "perl-base coreutils sed gzip hostname diffutils";
 /// A run that loops or hangs fails instead of blocking the suite.
 const LIMIT: &str = "timeout 300";
 
+/// Syncs the file system, so that what was written is on the device.
+fn sync(fs: &LoopFs) {
+    let status = Command::new("sync").arg("-f").arg(fs.path()).status();
+    assert!(status.unwrap().success(), "sync -f failed");
+}
+
 /// Flush requests the device completed for `run` in a fresh tree where our
 /// packages are installed and `setup` has run, up to the file system being
 /// synced afterwards (what it takes for the data to be on the disk). Checks
@@ -25,18 +31,10 @@ fn flushes_for(label: &str, setup: &str, run: &str) -> u64 {
     let tree = Tree::on(&fs);
     tree.install_ours();
     tree.ok(setup);
-    let sync = || {
-        let status = Command::new("sync")
-            .arg("-f")
-            .arg(fs.path())
-            .status()
-            .unwrap();
-        assert!(status.success());
-    };
-    sync();
+    sync(&fs);
     let before = fs.flushes();
     let output = tree.ok(&format!("{LIMIT} {run}"));
-    sync();
+    sync(&fs);
     let flushes = fs.flushes() - before;
     assert!(output.contains("Unpacking hostname"), "{output}");
     assert_eq!(
@@ -118,12 +116,7 @@ fn mmdebstrap_hook_steps_run_dpkg_through_the_packaged_command() {
     let count = |script: &str| {
         let before = fs.flushes();
         tree.ok(script);
-        let status = Command::new("sync")
-            .arg("-f")
-            .arg(fs.path())
-            .status()
-            .unwrap();
-        assert!(status.success());
+        sync(&fs);
         fs.flushes() - before
     };
     let control = count(&install.replace("dpkg -i", "dpkg.distrib -i"));

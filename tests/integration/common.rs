@@ -11,8 +11,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::{env, fs};
 
-/// The `eatmydata` command under test.
+/// The `eatmydata` command under test, with the library it finds beside it
+/// built first: never a stale one.
 pub fn command() -> PathBuf {
+    library();
     PathBuf::from(env!("CARGO_BIN_EXE_eatmydata"))
 }
 
@@ -25,7 +27,8 @@ pub fn library() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let path = command().with_file_name("libeatmydata.so");
+            let path =
+                PathBuf::from(env!("CARGO_BIN_EXE_eatmydata")).with_file_name("libeatmydata.so");
             let profile_dir = path
                 .parent()
                 .and_then(Path::file_name)

@@ -63,8 +63,9 @@ fn transcript(eat: bool, steps: &[&[&str]], files: &[&str]) -> Vec<String> {
     fixture(dir.path());
     let mut out = Vec::new();
     for step in steps {
+        let step = step.strip_prefix(&[FAILS]).unwrap_or(step);
         let run = if eat {
-            Run::new(command()).args(*step)
+            Run::new(command()).args(step)
         } else {
             Run::new(step[0]).args(&step[1..])
         };
@@ -106,10 +107,25 @@ fn fnv(bytes: &[u8]) -> u64 {
     })
 }
 
+/// Marks a step meant to fail: `&[FAILS, "tar", "-xf", "missing.tar"]`.
+const FAILS: &str = "!";
+
 /// The case passes when both transcripts agree step by step, and the
-/// control's steps all did what they were meant to (`ok` exit codes).
+/// control's steps all did what they were meant to: each exited 0, or with
+/// an error status when marked [`FAILS`].
 fn same_with_and_without(steps: &[&[&str]], files: &[&str]) {
     let control = transcript(false, steps, files);
+    for (step, text) in steps.iter().zip(&control) {
+        let meant = if step.first() == Some(&FAILS) {
+            !text.contains("\nexit: Some(0)\n") && !text.contains("\nexit: None\n")
+        } else {
+            text.contains("\nexit: Some(0)\n")
+        };
+        assert!(
+            meant,
+            "the control of {step:?} did not do what it meant:\n{text}"
+        );
+    }
     let eaten = transcript(true, steps, files);
     for (c, e) in control.iter().zip(&eaten) {
         assert_eq!(e, c, "with eatmydata (left) and without (right) differ");
@@ -131,7 +147,7 @@ fn python3() {
     same_with_and_without(
         &[
             &["python3", "-c", script],
-            &["python3", "-c", "import sys; sys.exit(7)"],
+            &[FAILS, "python3", "-c", "import sys; sys.exit(7)"],
         ],
         &["p.bin"],
     );
@@ -143,7 +159,7 @@ fn perl() {
         for (1..1000) { print $f \"line $_\\n\"; } $f->flush; $f->sync or die \"sync: $!\"; close $f;\
         my @kids = map { my $p = fork; if (!$p) { open my $g, '>', \"kid$_\" or die; print $g $_; close $g; exit $_ } $p } 1..8;\
         my $sum = 0; for (@kids) { waitpid($_, 0); $sum += $? >> 8 } print \"kids $sum\\n\"; print -s 'q.txt', \"\\n\"; exit 4";
-    same_with_and_without(&[&["perl", "-e", script]], &["q.txt", "kid3"]);
+    same_with_and_without(&[&[FAILS, "perl", "-e", script]], &["q.txt", "kid3"]);
 }
 
 #[test]
@@ -200,7 +216,7 @@ fn git_init_add_commit_gc() {
             git(&["git", "-C", "src", "log", "--format=%H %an %ad %s"]),
             git(&["git", "-C", "src", "count-objects", "-v"]),
             git(&["git", "-C", "src", "status", "--porcelain"]),
-            git(&["git", "-C", "src", "show", "HEAD~5"]),
+            git(&[FAILS, "git", "-C", "src", "show", "HEAD~5"]),
         ],
         &[],
     );
@@ -223,7 +239,7 @@ fn tar_create_and_extract() {
             &["tar", "-xf", "a.tar", "-C", "out"],
             &["diff", "-r", "src", "out/src"],
             &["tar", "-tvf", "a.tar"],
-            &["tar", "-xf", "missing.tar"],
+            &[FAILS, "tar", "-xf", "missing.tar"],
         ],
         &["a.tar"],
     );
@@ -234,8 +250,8 @@ fn cp_sort_gzip_find() {
     same_with_and_without(
         &[
             &["cp", "-r", "src", "copy"],
-            &["cp", "src/big.txt", "src/nope", "copy/sub"],
-            &["diff", "-r", "src", "copy"],
+            &[FAILS, "cp", "src/big.txt", "src/nope", "copy/sub"],
+            &[FAILS, "diff", "-r", "src", "copy"],
             &["sort", "-n", "-o", "sorted.txt", "src/big.txt"],
             &["sort", "-u", "-k2,2", "src/big.txt"],
             &["gzip", "-n", "-9", "-k", "sorted.txt"],
@@ -246,7 +262,15 @@ fn cp_sort_gzip_find() {
                 "-c",
                 "find . -name '*.txt' -size +1k -printf '%p %s %m\\n' | sort",
             ],
-            &["find", "src", "-maxdepth", "0", "-newer", "nonexistent"],
+            &[
+                FAILS,
+                "find",
+                "src",
+                "-maxdepth",
+                "0",
+                "-newer",
+                "nonexistent",
+            ],
         ],
         &["sorted.txt", "sorted.txt.gz", "copy/sub/big.txt"],
     );
@@ -261,6 +285,7 @@ fn sqlite3() {
         &[
             &["sqlite3", "db.sqlite", sql],
             &[
+                FAILS,
                 "sqlite3",
                 "db.sqlite",
                 "PRAGMA integrity_check; SELECT * FROM nosuchtable;",
@@ -276,8 +301,8 @@ fn gcc_compiles_and_the_program_runs() {
     same_with_and_without(
         &[
             &["gcc", "-O2", "-Wall", "-o", "hello", "hello.c"],
-            &["./hello"],
-            &["gcc", "-c", "missing.c"],
+            &[FAILS, "./hello"],
+            &[FAILS, "gcc", "-c", "missing.c"],
         ],
         &["hello", "out.txt"],
     );
@@ -313,7 +338,7 @@ fn sh_scripts_that_fork_heavily() {
         dd if=src/big.txt of=dd.out bs=4k conv=fsync oflag=sync status=none; cmp src/big.txt dd.out && echo same\n\
         sh -c 'exit 9' || echo child exited $?\n\
         exec sh -c 'echo exec works; exit 5'";
-    same_with_and_without(&[&["sh", "-c", script]], &["part8", "dd.out"]);
+    same_with_and_without(&[&[FAILS, "sh", "-c", script]], &["part8", "dd.out"]);
 }
 
 #[test]

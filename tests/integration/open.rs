@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use crate::common::{Libc, Run, TempDir, probe, probe_for};
+use crate::common::{Libc, Run, TempDir, command, probe, probe_for};
 
 const CASES: [&str; 9] = [
     "open",
@@ -130,6 +130,28 @@ pub fn check_keep_direct(libc: Libc) {
         .success();
     assert_eq!(
         line(&kept.stdout(), "openat"),
+        "sync=0 dsync=0 direct=1 mode=1755"
+    );
+}
+
+#[test]
+fn the_commands_keep_direct_option_keeps_o_direct_and_only_it() {
+    let program = probe("open_flags", &[]);
+    let dir = TempDir::new("open-keep-direct-command");
+    let line_of = |options: &[&str]| {
+        let run = Run::new(command())
+            .args(options)
+            .arg(&program)
+            .arg(dir.path())
+            .trace(&["openat"])
+            .run()
+            .success();
+        assert!(run.calls_with("O_SYNC").is_empty(), "{:?}", run.calls);
+        line(&run.stdout(), "openat").to_owned()
+    };
+    assert_eq!(line_of(&[]), "sync=0 dsync=0 direct=0 mode=1755");
+    assert_eq!(
+        line_of(&["--keep-direct"]),
         "sync=0 dsync=0 direct=1 mode=1755"
     );
 }

@@ -29,7 +29,7 @@ full size sets FULL_ONLY = True: it runs with --full, or when named in
 
 import importlib
 
-NAMES = ["sqlite", "postgres", "mariadb", "container", "fio"]
+NAMES = ["sqlite", "postgres", "mariadb", "fio"]
 
 
 def load(names=None):

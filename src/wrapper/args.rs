@@ -22,15 +22,20 @@ the kernel writes it back: a crash or power loss before then loses it, a
 clean shutdown does not.
 
 Programs that make their system calls themselves, statically linked ones
-and every Go program, never see the library. For them a seccomp filter
-answers fsync, fdatasync, sync, syncfs, sync_file_range and msync with
-success without running them, in COMMAND and everything it starts. It is
-turned on by itself when COMMAND is such a program, and said so on stderr.
+and every Go program, never see the library, and nor do io_uring requests.
+For them a seccomp filter, with eatmydata staying as COMMAND's parent to
+answer it, makes the same requests free in COMMAND and everything it
+starts: the sync calls, the sync flags of opens and pwritev2, and io_uring
+fsyncs. It is turned on by itself when COMMAND is such a program, and said
+so on stderr.
 
 Options:
   -v, --verbose      say on stderr what is run, and with which library
       --keep-direct  keep O_DIRECT (sets EATMYDATA_KEEP_DIRECT=1)
       --seccomp      install the seccomp filter too, whatever COMMAND is
+                     (this covers io_uring, also in dynamic programs)
+      --seccomp=plain  the filter alone, without its supervisor: syncs
+                     answered 0, flags and io_uring not covered
       --no-seccomp   never install it, not even for a static or Go program
       --report       run COMMAND as a child, and when it ends say what the
                      library skipped in it and in everything it started
@@ -84,6 +89,8 @@ pub struct Invocation {
     pub verbose: bool,
     pub keep_direct: bool,
     pub seccomp: Choice,
+    /// `--seccomp=plain`: the filter without the supervisor.
+    pub plain_seccomp: bool,
     pub report: bool,
     pub sync_at_exit: bool,
 }
@@ -111,12 +118,13 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> 
             verbose: false,
             keep_direct: false,
             seccomp: Choice::Auto,
+            plain_seccomp: false,
             report: false,
             sync_at_exit: false,
         }));
     }
     let (mut verbose, mut keep_direct, mut seccomp) = (false, false, Choice::Auto);
-    let (mut report, mut sync_at_exit) = (false, false);
+    let (mut report, mut sync_at_exit, mut plain_seccomp) = (false, false, false);
     let command = loop {
         let Some(arg) = argv.next() else {
             return Err(Error::Usage("no command given".into()));
@@ -131,7 +139,8 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> 
             b"--print-library" => return Ok(Action::PrintLibrary),
             b"-v" | b"--verbose" => verbose = true,
             b"--keep-direct" => keep_direct = true,
-            b"--seccomp" => seccomp = Choice::On,
+            b"--seccomp" => (seccomp, plain_seccomp) = (Choice::On, false),
+            b"--seccomp=plain" => (seccomp, plain_seccomp) = (Choice::On, true),
             b"--no-seccomp" => seccomp = Choice::Off,
             b"--report" => report = true,
             b"--sync-at-exit" => sync_at_exit = true,
@@ -150,6 +159,7 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> 
         verbose,
         keep_direct,
         seccomp,
+        plain_seccomp,
         report,
         sync_at_exit,
     }))
@@ -170,6 +180,7 @@ mod tests {
             verbose: false,
             keep_direct: false,
             seccomp: Choice::Auto,
+            plain_seccomp: false,
             report: false,
             sync_at_exit: false,
         })

@@ -20,6 +20,7 @@
 
 mod args;
 mod client;
+mod elf;
 mod error;
 mod exec;
 mod flush;
@@ -34,11 +35,10 @@ mod scratch;
 mod search;
 mod seccomp;
 mod supervise;
-mod target;
 
 use args::{Action, Invocation};
-use eatmydata_elf as elf;
 use error::Error;
+use seccomp::handoff::{self, Handoff};
 use seccomp::{decide, filter};
 
 /// The C entry point, called by libc with the signal dispositions intact.
@@ -86,11 +86,10 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
     let library = library::locate()?;
     let program = search::resolve(&invocation.command)?;
     let preload = preload::with_library(&library, std::env::var_os("LD_PRELOAD").as_deref())?;
-    let kind = target::kind(&program, &library);
     let decision = decide::decide(
         invocation.seccomp,
         &invocation.command,
-        kind,
+        elf::kind(&program),
         decide::set_id_of(&program),
     );
     for notice in &decision.notices {
@@ -100,17 +99,11 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
     if let Some(note) = client::notice(&invocation.command, silence.as_deref()) {
         eprintln!("eatmydata: {note}");
     }
-    // Not into a program whose loader would refuse it, or die of it.
-    let preloaded = !matches!(kind, elf::Kind::Foreign(_));
     if invocation.verbose {
-        let with = if preloaded {
-            format!("with {} preloaded", library.display())
-        } else {
-            "without the library".to_owned()
-        };
         eprintln!(
-            "eatmydata: running {} {with}{}",
+            "eatmydata: running {} with {} preloaded{}",
             program.display(),
+            library.display(),
             if decision.seccomp {
                 format!(" and the seccomp filter ({})", filter::abi_names())
             } else {
@@ -118,26 +111,33 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
             }
         );
     }
-    let mut settings = Vec::new();
-    if preloaded {
-        settings.push((preload::VARIABLE, preload));
-    }
+    let mut settings = vec![(preload::VARIABLE, preload)];
     if invocation.keep_direct {
         settings.push((protocol::KEEP_DIRECT, "1".into()));
     }
+    let mut handoff = if decision.seccomp && !invocation.plain_seccomp {
+        Some(Handoff::new(invocation.keep_direct).map_err(|e| Error::Seccomp(error::plain(&e)))?)
+    } else {
+        None
+    };
+    let child_side = handoff.as_ref().map(Handoff::child_side);
     let exec = |settings: &[(&str, std::ffi::OsString)]| {
-        if decision.seccomp
-            && let Err(error) = install_filter()
-        {
+        let installed = match child_side {
+            Some(side) => install_supervised(side),
+            None if decision.seccomp => install_filter(),
+            None => Ok(()),
+        };
+        if let Err(error) = installed {
             return error;
         }
         exec::replace_process(&program, &invocation.command, &invocation.args, settings)
     };
     let sync_at_exit = flush::asked(invocation.sync_at_exit);
-    if !invocation.report && !sync_at_exit {
+    if !invocation.report && !sync_at_exit && handoff.is_none() {
         return Err(exec(&settings));
     }
-    // The filter goes on the child alone: the files are read after it ends.
+    // The filter goes on the child alone: the files are read after it ends,
+    // and the supervisor must not be under the filter it serves.
     let report = invocation
         .report
         .then(|| scratch::PrivateFile::create("report"));
@@ -158,7 +158,8 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
     } else {
         supervise::Wait::Command
     };
-    let status = supervise::run(|| exec(&settings), wait)?;
+    let duty = handoff.as_mut().map(|h| h as &mut dyn supervise::Duty);
+    let status = supervise::run(|| exec(&settings), wait, duty)?;
     if let Some(report) = &report {
         eprint!("{}", report::summary(report, decision.seccomp));
     }
@@ -173,13 +174,33 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
 fn install_filter() -> Result<(), Error> {
     let program = filter::program().map_err(Error::Seccomp)?;
     match filter::install(&program) {
-        Ok(filter::NoNewPrivs::Set) => {
-            // SAFETY: geteuid cannot fail and touches no memory.
-            let root = unsafe { libc::geteuid() } == 0;
-            eprintln!("eatmydata: {}", decide::no_new_privs_notice(root));
+        Ok(set) => {
+            say_no_new_privs(set);
             Ok(())
         }
-        Ok(filter::NoNewPrivs::Untouched) => Ok(()),
         Err(error) => Err(Error::Seccomp(error::plain(&error))),
+    }
+}
+
+/// Installs the supervised filter and hands its listener to the parent; on
+/// a kernel without user notification, the plain filter, said once.
+fn install_supervised(side: handoff::ChildSide) -> Result<(), Error> {
+    match side.install() {
+        Ok(handoff::Installed::Supervised(set)) => {
+            say_no_new_privs(set);
+            Ok(())
+        }
+        Ok(handoff::Installed::Plain(set)) => {
+            eprintln!("eatmydata: {}", decide::PLAIN_FILTER_NOTICE);
+            say_no_new_privs(set);
+            Ok(())
+        }
+        Err(error) => Err(Error::Seccomp(error::plain(&error))),
+    }
+}
+
+fn say_no_new_privs(set: filter::NoNewPrivs) {
+    if set == filter::NoNewPrivs::Set {
+        eprintln!("eatmydata: {}", decide::NO_NEW_PRIVS_NOTICE);
     }
 }

@@ -1,6 +1,7 @@
 //! Running the command as a child, for `--report` and `--sync-at-exit`,
-//! which have something to do after the command ends; without them the
-//! command replaces `eatmydata`.
+//! which have something to do after the command ends, and for the seccomp
+//! supervisor, which answers the command's calls while it runs; without
+//! them the command replaces `eatmydata`.
 //!
 //! The parent behaves as `time(1)` does: it ignores the terminal's SIGINT
 //! and SIGQUIT (they reach the command too, which decides), passes SIGTERM
@@ -13,10 +14,20 @@
 //! Once the command itself has ended, SIGINT, SIGQUIT, SIGTERM or SIGHUP
 //! stop that waiting; the signal handling stays in place after [`run`]
 //! returns, so that what the parent does then (the flush) is not cut short.
+//!
+//! A [`Duty`] (the supervisor) is served in the same waits: the parent
+//! polls the duty's descriptor and the command's pidfd together. If the
+//! command ends while the duty still has work (processes it started still
+//! run under the filter, and nobody waits for them), a copy of the parent
+//! goes on with it in the background, its standard streams on /dev/null so
+//! that no pipe waits for it, and ends when the duty's descriptor hangs up
+//! (the last of those processes ended): the command itself ends as the
+//! child did, and the supervisor outlives no process it serves.
 
 use std::ffi::c_int;
 use std::io;
 use std::mem::MaybeUninit;
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use crate::error::Error;
@@ -65,11 +76,30 @@ fn set_handler(signal: c_int, handler: libc::sighandler_t) -> libc::sigaction {
     unsafe { old.assume_init() }
 }
 
+/// Work the parent does while the command runs, besides waiting for it.
+pub trait Duty {
+    /// In the parent, after the fork: the descriptor to watch, if any.
+    fn start(&mut self) -> Option<RawFd>;
+    /// The descriptor is readable.
+    fn ready(&mut self);
+}
+
+/// A duty being served: its descriptor, until it hangs up.
+struct Served<'a> {
+    duty: &'a mut dyn Duty,
+    fd: RawFd,
+    open: bool,
+}
+
 /// Runs `exec` in a child process and waits for it (and, with
-/// [`Wait::Tree`], for all it started); `exec` replaces the child's image
-/// and returns only on failure, which the child reports. The command's
-/// wait status.
-pub fn run(exec: impl FnOnce() -> Error, wait: Wait) -> Result<c_int, Error> {
+/// [`Wait::Tree`], for all it started), serving `duty` meanwhile; `exec`
+/// replaces the child's image and returns only on failure, which the child
+/// reports. The command's wait status.
+pub fn run(
+    exec: impl FnOnce() -> Error,
+    wait: Wait,
+    duty: Option<&mut dyn Duty>,
+) -> Result<c_int, Error> {
     let saved: Vec<(c_int, libc::sigaction)> = IGNORED
         .iter()
         .map(|&s| (s, set_handler(s, libc::SIG_IGN)))
@@ -100,15 +130,103 @@ pub fn run(exec: impl FnOnce() -> Error, wait: Wait) -> Result<c_int, Error> {
         unsafe { libc::_exit(c_int::from(error.exit_code())) };
     }
     CHILD.store(pid, Ordering::Relaxed);
+    let mut served = duty.and_then(|duty| {
+        let fd = duty.start()?;
+        Some(Served {
+            duty,
+            fd,
+            open: true,
+        })
+    });
+    if let Some(served) = &mut served {
+        serve_until_exit(served, pid);
+    }
     let status = wait_for(pid)?;
     CHILD.store(0, Ordering::Relaxed);
     if wait == Wait::Tree {
         for signal in IGNORED.iter().chain(&FORWARDED) {
             set_handler(*signal, stop_waiting as *const () as libc::sighandler_t);
         }
-        wait_for_the_rest();
+        wait_for_the_rest(served.as_mut());
+    }
+    if let Some(served) = served.filter(|served| served.open) {
+        continue_in_background(served);
     }
     Ok(status)
+}
+
+/// Serves the duty until the child `pid` has ended (it is then waited for
+/// as without a duty), or until the duty hangs up.
+fn serve_until_exit(served: &mut Served, pid: c_int) {
+    // SAFETY: plain integers.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
+    let mut ended = false;
+    while served.open && !ended {
+        // Without a pidfd (before 5.3), look for the end every 100 ms.
+        ended = serve_once(served, pidfd, 100);
+        if pidfd < 0 {
+            let flags = libc::WNOHANG | libc::WNOWAIT | libc::WEXITED;
+            let mut info = MaybeUninit::<libc::siginfo_t>::zeroed();
+            // SAFETY: a non-blocking peek at our own child, nothing reaped;
+            // waitid fills `info` or leaves it zeroed (si_pid 0).
+            ended = unsafe {
+                libc::waitid(libc::P_PID, pid as u32, info.as_mut_ptr(), flags) == 0
+                    && info.assume_init().si_pid() == pid
+            };
+        }
+    }
+    if pidfd >= 0 {
+        // SAFETY: our own descriptor, closed once.
+        unsafe { libc::close(pidfd) };
+    }
+}
+
+/// One wait of at most `timeout` ms for the duty's descriptor and `also`
+/// (ignored when negative); serves the duty if it is readable. Whether
+/// `also` became readable.
+fn serve_once(served: &mut Served, also: RawFd, timeout: c_int) -> bool {
+    let mut polls = [
+        libc::pollfd {
+            fd: if served.open { served.fd } else { -1 },
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: also,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    // SAFETY: two valid entries; negative descriptors are skipped.
+    if unsafe { libc::poll(polls.as_mut_ptr(), 2, timeout) } <= 0 {
+        return false; // a timeout, or EINTR from a forwarded signal
+    }
+    if polls[0].revents & libc::POLLIN != 0 {
+        served.duty.ready();
+    } else if polls[0].revents != 0 {
+        served.open = false;
+    }
+    polls[1].revents != 0
+}
+
+/// Forks a copy that serves the duty until its descriptor hangs up.
+fn continue_in_background(mut served: Served) {
+    // SAFETY: this program has one thread.
+    if unsafe { libc::fork() } != 0 {
+        return;
+    }
+    // SAFETY: open and dup2 on valid arguments, in the new process.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        for stream in 0..3 {
+            libc::dup2(null, stream);
+        }
+    }
+    while served.open {
+        serve_once(&mut served, -1, -1);
+    }
+    // SAFETY: ends the copy without running exit handlers.
+    unsafe { libc::_exit(0) };
 }
 
 /// Waits for `pid`, reaping any orphan that ends meanwhile; its status.
@@ -127,7 +245,7 @@ fn wait_for(pid: c_int) -> Result<c_int, Error> {
 
 /// Reaps the processes the command left, until none is left or a signal
 /// says to stop; says once what it waits for, since it may be a while.
-fn wait_for_the_rest() {
+fn wait_for_the_rest(mut served: Option<&mut Served>) {
     let mut told = false;
     loop {
         let mut status = 0;
@@ -150,8 +268,16 @@ fn wait_for_the_rest() {
                 if left.len() == 1 { "it" } else { "them" },
             );
         }
-        // SAFETY: as above; a signal ends the wait with EINTR.
-        unsafe { libc::waitpid(-1, &mut status, 0) };
+        match served.as_deref_mut().filter(|served| served.open) {
+            // Orphans have no pidfd here: look every 100 ms.
+            Some(served) => {
+                serve_once(served, -1, 100);
+            }
+            // SAFETY: as above; a signal ends the wait with EINTR.
+            None => unsafe {
+                libc::waitpid(-1, &mut status, 0);
+            },
+        }
     }
 }
 

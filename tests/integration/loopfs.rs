@@ -19,6 +19,8 @@ use crate::common::TempDir;
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DiskStats {
     pub writes: u64,
+    /// 512-byte sectors written.
+    pub sectors_written: u64,
     pub flushes: u64,
 }
 
@@ -122,6 +124,7 @@ impl LoopFs {
             .collect();
         DiskStats {
             writes: fields.get(4).copied().unwrap_or(0),
+            sectors_written: fields.get(6).copied().unwrap_or(0),
             flushes: *fields
                 .get(15)
                 .expect("a kernel that counts flushes (4.18+)"),

@@ -1,6 +1,7 @@
 //! Programs that bypass libc — a statically linked C program and Go
-//! programs — under `eatmydata --seccomp`, and plain `eatmydata` never
-//! leaving them silently untouched.
+//! programs — under `eatmydata --seccomp` (the supervised filter) and
+//! `--seccomp=plain`, and plain `eatmydata` never leaving them silently
+//! untouched.
 //!
 //! strace would show a call the filter answered as made, so non-execution
 //! is shown by results: calls that fail for real (fsync on a pipe is
@@ -14,10 +15,13 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::{env, fs};
 
-use crate::common::{Outcome, Run, command, library, probe};
+use crate::common::{Outcome, Run, TempDir, command, library, probe};
 
 mod disk; // a loop of fsyncs adds no flushes to the disk's count
+mod lifecycle; // the supervisor: signals, exit status, killed, daemons, closed descriptors
 mod privileges; // no_new_privs without CAP_SYS_ADMIN; setuid commands
+mod supervised; // sync flags dropped at open and pwritev2, bad input answered as the kernel does
+mod uring; // io_uring flushes: fio's engine and a liburing program, SQPOLL included
 
 fn static_probe() -> PathBuf {
     probe("seccomp_sync", &["-static"])
@@ -78,7 +82,7 @@ fn notices(outcome: &Outcome) -> Vec<String> {
         .collect()
 }
 
-/// Calls that fail for real and whose failure the filter must hide.
+/// Calls that fail for real and whose failure the plain filter hides.
 const ANSWERED: &[&str] = &[
     "fsync_pipe",
     "fdatasync_pipe",
@@ -113,6 +117,19 @@ fn assert_answered(found: &BTreeMap<String, String>, names: &[&str], filtered: b
     );
 }
 
+/// The supervised filter answers as the kernel does for the calls that
+/// take a descriptor (`off`, the control), and 0 for the rest.
+fn assert_kernels_answers(off: &BTreeMap<String, String>, on: &BTreeMap<String, String>) {
+    for (name, result) in on {
+        let plain_answer = ["msync_unaligned", "i386_fsync_pipe", "x32_fsync_pipe"];
+        if plain_answer.contains(&name.as_str()) {
+            assert_eq!(result, "0", "{name}: the filter's own answer");
+        } else {
+            assert_eq!(result, &off[name], "{name}: the kernel's answer");
+        }
+    }
+}
+
 #[test]
 fn a_static_programs_syncs_return_0_without_running() {
     let probe = static_probe();
@@ -123,8 +140,14 @@ fn a_static_programs_syncs_return_0_without_running() {
     ]));
     assert_answered(&off, ANSWERED, false);
     assert_answered(&off, ANSWERED_C_ONLY, false);
-    let on = results(&eatmydata(&[
+    let supervised = results(&eatmydata(&[
         "--seccomp".as_ref(),
+        probe.as_os_str(),
+        "calls".as_ref(),
+    ]));
+    assert_kernels_answers(&off, &supervised);
+    let on = results(&eatmydata(&[
+        "--seccomp=plain".as_ref(),
         probe.as_os_str(),
         "calls".as_ref(),
     ]));
@@ -151,8 +174,14 @@ fn a_go_programs_syncs_return_0_without_running() {
     ]));
     assert_answered(&off, ANSWERED, false);
     assert_answered(&off, ANSWERED_GO_ONLY, false);
-    let on = results(&eatmydata(&[
+    let supervised = results(&eatmydata(&[
         "--seccomp".as_ref(),
+        probe.as_os_str(),
+        "calls".as_ref(),
+    ]));
+    assert_kernels_answers(&off, &supervised);
+    let on = results(&eatmydata(&[
+        "--seccomp=plain".as_ref(),
         probe.as_os_str(),
         "calls".as_ref(),
     ]));
@@ -167,8 +196,20 @@ fn plain_eatmydata_turns_seccomp_on_for_static_and_go_and_says_so_once() {
         (go_probe("static"), "is a Go program"),
         (go_probe("dynamic"), "is a Go program"),
     ] {
-        let outcome = eatmydata(&[program.as_os_str(), "calls".as_ref()]);
-        assert_answered(&results(&outcome), ANSWERED, true);
+        let scratch = TempDir::new("seccomp-auto");
+        let file = scratch.join("file");
+        let outcome = eatmydata(&[
+            program.as_os_str(),
+            "flags".as_ref(),
+            file.as_os_str(),
+            "1".as_ref(),
+        ]);
+        assert_eq!(
+            results(&outcome)["open_sync"],
+            "dropped",
+            "{}",
+            program.display()
+        );
         let said = notices(&outcome);
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(
@@ -213,7 +254,7 @@ fn the_filter_reaches_the_whole_process_tree() {
     let script = "\"$0\" calls; \"$1\" calls";
     let (c, go) = (static_probe(), go_probe("static"));
     let args = [
-        "--seccomp".as_ref(),
+        "--seccomp=plain".as_ref(),
         "sh".as_ref(),
         "-c".as_ref(),
         script.as_ref(),

@@ -21,15 +21,15 @@ use libc::sock_filter;
 
 /// `seccomp_data.arch` values, from `<linux/audit.h>`.
 #[cfg(target_arch = "x86_64")]
-const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+pub(super) const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
 #[cfg(target_arch = "x86_64")]
 const AUDIT_ARCH_I386: u32 = 0x4000_0003;
 #[cfg(target_arch = "aarch64")]
-const AUDIT_ARCH_AARCH64: u32 = 0xc000_00b7;
+pub(super) const AUDIT_ARCH_AARCH64: u32 = 0xc000_00b7;
 
 /// x32 calls come in under `AUDIT_ARCH_X86_64` with this bit in the number.
 #[cfg(target_arch = "x86_64")]
-const X32_SYSCALL_BIT: i64 = 0x4000_0000;
+pub(super) const X32_SYSCALL_BIT: i64 = 0x4000_0000;
 
 /// One way into the kernel, and its numbers for the calls made free.
 pub struct Abi {
@@ -107,18 +107,18 @@ pub const ABIS: &[Abi] = &[Abi {
 compile_error!("seccomp mode knows the system call numbers of x86_64 and aarch64 only");
 
 // Classic BPF opcodes, from <linux/bpf_common.h>.
-const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
-const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
-const JA: u16 = (libc::BPF_JMP | libc::BPF_JA) as u16;
-const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+pub(super) const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+pub(super) const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+pub(super) const JA: u16 = (libc::BPF_JMP | libc::BPF_JA) as u16;
+pub(super) const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
 /// `offsetof(struct seccomp_data, nr)` and `arch`.
-const NR_OFFSET: u32 = 0;
-const ARCH_OFFSET: u32 = 4;
+pub(super) const NR_OFFSET: u32 = 0;
+pub(super) const ARCH_OFFSET: u32 = 4;
 /// The answer to a listed call: "fails" with errno 0, that is, returns 0.
-const RET_ZERO: u32 = libc::SECCOMP_RET_ERRNO;
-const RET_ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
+pub(super) const RET_ZERO: u32 = libc::SECCOMP_RET_ERRNO;
+pub(super) const RET_ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
 
-fn insn(code: u16, jt: u8, jf: u8, k: u32) -> sock_filter {
+pub(super) fn insn(code: u16, jt: u8, jf: u8, k: u32) -> sock_filter {
     sock_filter { code, jt, jf, k }
 }
 
@@ -180,7 +180,10 @@ pub enum NoNewPrivs {
 }
 
 /// `seccomp(SECCOMP_SET_MODE_FILTER, flags, program)`.
-fn set_mode_filter(program: &[sock_filter], flags: libc::c_ulong) -> io::Result<()> {
+pub(super) fn set_mode_filter(
+    program: &[sock_filter],
+    flags: libc::c_ulong,
+) -> io::Result<libc::c_long> {
     let len = libc::c_ushort::try_from(program.len())
         .map_err(|_| io::Error::from_raw_os_error(libc::E2BIG))?;
     let fprog = libc::sock_fprog {
@@ -198,8 +201,8 @@ fn set_mode_filter(program: &[sock_filter], flags: libc::c_ulong) -> io::Result<
             &fprog as *const libc::sock_fprog,
         )
     };
-    if rc == 0 {
-        Ok(())
+    if rc >= 0 {
+        Ok(rc)
     } else {
         Err(io::Error::last_os_error())
     }
@@ -214,28 +217,39 @@ pub fn abi_names() -> String {
 /// Installs the filter on this process, to be inherited by what it
 /// executes. Without CAP_SYS_ADMIN the kernel asks for `no_new_privs`
 /// first; it is set then, and only then.
+pub fn install(program: &[sock_filter]) -> io::Result<NoNewPrivs> {
+    install_with(program, 0).map(|(set, _)| set)
+}
+
+/// `install` with `flags` of the kernel's as well (a listener, for one),
+/// returning what the kernel returned: 0, or the listener's descriptor.
 ///
 /// `SECCOMP_FILTER_FLAG_SPEC_ALLOW`: this filter is no sandbox, so it must
 /// not turn on the speculative store bypass mitigation, which some kernels
 /// force on every filtered process and which slows all of it down.
-pub fn install(program: &[sock_filter]) -> io::Result<NoNewPrivs> {
-    let install = || match set_mode_filter(program, libc::SECCOMP_FILTER_FLAG_SPEC_ALLOW) {
+pub(super) fn install_with(
+    program: &[sock_filter],
+    flags: libc::c_ulong,
+) -> io::Result<(NoNewPrivs, libc::c_long)> {
+    let install = || match set_mode_filter(program, flags | libc::SECCOMP_FILTER_FLAG_SPEC_ALLOW) {
         // Kernels before 4.17 know no flags.
-        Err(error) if error.raw_os_error() == Some(libc::EINVAL) => set_mode_filter(program, 0),
+        Err(error) if error.raw_os_error() == Some(libc::EINVAL) && flags == 0 => {
+            set_mode_filter(program, 0)
+        }
         other => other,
     };
     match install() {
-        Ok(()) => Ok(NoNewPrivs::Untouched),
+        Ok(rc) => Ok((NoNewPrivs::Untouched, rc)),
         Err(error) if error.raw_os_error() == Some(libc::EACCES) => {
             // SAFETY: PR_SET_NO_NEW_PRIVS takes plain integers.
             if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
                 return Err(io::Error::last_os_error());
             }
-            install().map(|()| NoNewPrivs::Set)
+            install().map(|rc| (NoNewPrivs::Set, rc))
         }
         Err(error) => Err(error),
     }
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -5,13 +5,20 @@
  *   seccomp_sync calls          one line per call: NAME=0 or NAME=ERRNONAME
  *   seccomp_sync loop FILE N    N times: write a block to FILE, fsync it
  *   seccomp_sync whoami         euid, NoNewPrivs and Seccomp of this process
+ *   seccomp_sync flags FILE N   opens FILE with O_SYNC, O_DSYNC (open, openat,
+ *                               openat2) and O_DIRECT and says whether each
+ *                               flag is kept; writes N blocks through the
+ *                               O_SYNC descriptor and N with pwritev2
+ *                               RWF_DSYNC; then bad input, NAME=ERRNONAME
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -100,10 +107,53 @@ static int whoami(void) {
     return fclose(status);
 }
 
+/* Whether descriptor `fd` (or the error that came instead) kept `flag`. */
+static void kept(const char *name, int fd, int flag) {
+    if (fd < 0)
+        printf("%s=%s\n", name, strerrorname_np(errno));
+    else
+        printf("%s=%s\n", name, (fcntl(fd, F_GETFL) & flag) == flag ? "kept" : "dropped");
+}
+
+static int flags(const char *path, long count) {
+    int synced = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_SYNC | O_CLOEXEC, 0640);
+    kept("open_sync", synced, O_SYNC);
+    printf("open_cloexec=%s\n", fcntl(synced, F_GETFD) & FD_CLOEXEC ? "yes" : "no");
+    int dsynced = openat(AT_FDCWD, path, O_WRONLY | O_DSYNC);
+    kept("openat_dsync", dsynced, O_DSYNC);
+    printf("openat_cloexec=%s\n", fcntl(dsynced, F_GETFD) & FD_CLOEXEC ? "yes" : "no");
+    struct open_how how = {.flags = O_WRONLY | O_SYNC};
+    kept("openat2_sync", (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how), O_SYNC);
+    kept("open_direct", open(path, O_RDONLY | O_DIRECT), O_DIRECT);
+    if (synced < 0 || dsynced < 0) return 1;
+    char block[4096];
+    memset(block, 'e', sizeof block);
+    struct iovec iov = {block, sizeof block};
+    for (long i = 0; i < count; i++) {
+        if (write(synced, block, sizeof block) != sizeof block) { perror("write"); return 1; }
+        if (pwritev2(dsynced, &iov, 1, (off_t)(count + i) * 4096, RWF_DSYNC) != sizeof block) {
+            perror("pwritev2");
+            return 1;
+        }
+    }
+    printf("written=%ld\n", 2 * count);
+    /* Bad input gets what the kernel gives it. */
+    show("open_badpath", open((const char *)8, O_WRONLY | O_SYNC) < 0 ? -1 : 0);
+    show("open_missing", open("/nonexistent/file", O_WRONLY | O_SYNC) < 0 ? -1 : 0);
+    show("openat_baddirfd", openat(99, "x", O_WRONLY | O_DSYNC) < 0 ? -1 : 0);
+    show("openat2_badhow", syscall(SYS_openat2, AT_FDCWD, path, (void *)8, sizeof how) < 0 ? -1 : 0);
+    show("pwritev2_badiov", pwritev2(dsynced, (void *)8, 1, 0, RWF_DSYNC) < 0 ? -1 : 0);
+    show("pwritev2_badfd", pwritev2(99, &iov, 1, 0, RWF_DSYNC) < 0 ? -1 : 0);
+    show("fsync_closed", fsync(99));
+    show("fsync_file", fsync(synced));
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "calls") == 0) return calls();
     if (argc == 4 && strcmp(argv[1], "loop") == 0) return loop(argv[2], atol(argv[3]));
     if (argc == 2 && strcmp(argv[1], "whoami") == 0) return whoami();
-    fprintf(stderr, "usage: %s calls | loop FILE N | whoami\n", argv[0]);
+    if (argc == 4 && strcmp(argv[1], "flags") == 0) return flags(argv[2], atol(argv[3]));
+    fprintf(stderr, "usage: %s calls | loop FILE N | whoami | flags FILE N\n", argv[0]);
     return 2;
 }

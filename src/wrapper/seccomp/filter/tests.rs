@@ -9,6 +9,17 @@ const ALLOW: u32 = 0x7fff_0000;
 /// What the program answers for one call; panics on anything the filter
 /// should not contain, or on running off its end.
 fn run(program: &[sock_filter], arch: u32, nr: u32) -> u32 {
+    run_with(program, arch, nr, [0; 6])
+}
+
+/// `run` for a call with arguments `args`.
+pub(in crate::seccomp) fn run_with(
+    program: &[sock_filter],
+    arch: u32,
+    nr: u32,
+    args: [u64; 6],
+) -> u32 {
+    const JSET_K: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
     let (mut pc, mut acc) = (0usize, 0u32);
     loop {
         let insn = &program[pc];
@@ -18,11 +29,22 @@ fn run(program: &[sock_filter], arch: u32, nr: u32) -> u32 {
                 acc = match insn.k {
                     NR_OFFSET => nr,
                     ARCH_OFFSET => arch,
+                    offset @ 16..=63 if offset % 4 == 0 => {
+                        let arg = args[(offset as usize - 16) / 8];
+                        if offset % 8 == 0 {
+                            arg as u32
+                        } else {
+                            (arg >> 32) as u32
+                        }
+                    }
                     other => panic!("load from offset {other}"),
                 }
             }
             JEQ_K => {
                 pc += usize::from(if acc == insn.k { insn.jt } else { insn.jf });
+            }
+            JSET_K => {
+                pc += usize::from(if acc & insn.k != 0 { insn.jt } else { insn.jf });
             }
             JA => pc += insn.k as usize,
             RET_K => return insn.k,

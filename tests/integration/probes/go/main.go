@@ -3,9 +3,13 @@
 //
 //	seccompprobe calls          one line per call: NAME=0 or NAME=ERRNONAME
 //	seccompprobe loop FILE N    N times: write a block to FILE, fsync it
+//	seccompprobe flags FILE N   opens FILE with O_SYNC and with O_DSYNC, says
+//	                            whether each is kept, writes N blocks through
+//	                            each and reads them back
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -81,6 +85,48 @@ func loop(path string, count int) error {
 	return f.Close()
 }
 
+// kept says whether f's open file description still has flag.
+func kept(name string, f *os.File, flag int) {
+	got, _, e := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), syscall.F_GETFL, 0)
+	switch {
+	case e != 0:
+		fmt.Printf("%s=%s\n", name, errnoName(e))
+	case int(got)&flag == flag:
+		fmt.Printf("%s=kept\n", name)
+	default:
+		fmt.Printf("%s=dropped\n", name)
+	}
+}
+
+func flags(path string, count int) error {
+	synced, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_SYNC, 0640)
+	if err != nil {
+		return err
+	}
+	kept("open_sync", synced, syscall.O_SYNC)
+	dsynced, err := os.OpenFile(path, os.O_WRONLY|syscall.O_DSYNC, 0)
+	if err != nil {
+		return err
+	}
+	kept("open_dsync", dsynced, syscall.O_DSYNC)
+	block := bytes.Repeat([]byte("g"), 4096)
+	for i := 0; i < count; i++ {
+		if _, err := synced.WriteAt(block, int64(i)*4096); err != nil {
+			return err
+		}
+		if _, err := dsynced.WriteAt(block, int64(count+i)*4096); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("written=%d\n", 2*count)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("intact=%v\n", bytes.Equal(data, bytes.Repeat(block, 2*count)))
+	return nil
+}
+
 func main() {
 	var err error
 	switch {
@@ -91,8 +137,13 @@ func main() {
 		if n, err = strconv.Atoi(os.Args[3]); err == nil {
 			err = loop(os.Args[2], n)
 		}
+	case len(os.Args) == 4 && os.Args[1] == "flags":
+		var n int
+		if n, err = strconv.Atoi(os.Args[3]); err == nil {
+			err = flags(os.Args[2], n)
+		}
 	default:
-		fmt.Fprintln(os.Stderr, "usage: seccompprobe calls | loop FILE N")
+		fmt.Fprintln(os.Stderr, "usage: seccompprobe calls | loop FILE N | flags FILE N")
 		os.Exit(2)
 	}
 	if err != nil {

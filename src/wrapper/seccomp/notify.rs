@@ -1,0 +1,232 @@
+//! The supervisor: the command, as the program's parent, answers the calls
+//! the filter of `rules.rs` sends it (seccomp_unotify(2)).
+//!
+//! The filter is installed by the child just before it executes the
+//! program, with `SECCOMP_FILTER_FLAG_NEW_LISTENER`; the child hands the
+//! listener to the parent over a socket pair and closes its own copy, so
+//! the program never holds it. Each notification gets exactly one answer:
+//! a value, an error, "go on" (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`), or a
+//! descriptor the supervisor opened, installed and answered in one step
+//! (`SECCOMP_ADDFD_FLAG_SEND`). If the supervisor dies, the kernel fails
+//! every pending and later notified call with `ENOSYS`: nothing hangs.
+//! `SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV` keeps a received call from
+//! being restarted by a signal after the supervisor has acted on it (a
+//! write made twice, a descriptor installed twice).
+
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use super::caller::Caller;
+use super::filter::{self, NoNewPrivs};
+use super::{open, rules, sync, uring};
+
+/// `SECCOMP_FILTER_FLAG_NEW_LISTENER` and `..._WAIT_KILLABLE_RECV`.
+const NEW_LISTENER: libc::c_ulong = 1 << 3;
+const WAIT_KILLABLE_RECV: libc::c_ulong = 1 << 5;
+
+/// One call waiting for its answer.
+#[derive(Clone, Copy, Debug)]
+pub struct Call {
+    pub id: u64,
+    pub caller: Caller,
+    pub nr: i64,
+    pub native: bool,
+    pub args: [u64; 6],
+}
+
+/// What the call gets.
+#[derive(Debug)]
+pub enum Answer {
+    /// Returns this value.
+    Value(i64),
+    /// Fails with this errno.
+    Error(i32),
+    /// Runs in the kernel as made.
+    Continue,
+    /// Returns a new descriptor of the caller's for this file.
+    Descriptor { file: OwnedFd, cloexec: bool },
+}
+
+impl Answer {
+    pub fn from_io(result: io::Result<i64>) -> Answer {
+        match result {
+            Ok(value) => Answer::Value(value),
+            Err(error) => Answer::Error(error.raw_os_error().unwrap_or(libc::EIO)),
+        }
+    }
+}
+
+/// The listener's descriptor.
+pub struct Listener(OwnedFd);
+
+impl Listener {
+    /// Installs the supervised filter on this process, returning its
+    /// listener; `Ok(None)` when the kernel has no user notification (the
+    /// caller then installs the plain filter).
+    pub fn install(keep_direct: bool) -> io::Result<Option<(Listener, NoNewPrivs)>> {
+        let program = rules::program(keep_direct).map_err(io::Error::other)?;
+        let installed = match filter::install_with(&program, NEW_LISTENER | WAIT_KILLABLE_RECV) {
+            // Before 5.19: without the killable wait.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                filter::install_with(&program, NEW_LISTENER)
+            }
+            other => other,
+        };
+        match installed {
+            // SAFETY: the kernel returned a new descriptor of ours.
+            Ok((set, fd)) => Ok(Some((
+                Listener(unsafe { OwnedFd::from_raw_fd(fd as RawFd) }),
+                set,
+            ))),
+            // Before 5.0 (no listener) or a kernel that refuses it.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::EOPNOTSUPP)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub fn from_fd(fd: OwnedFd) -> Listener {
+        Listener(fd)
+    }
+
+    pub fn fd(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
+
+    /// The next call; `None` when it went away before it could be read.
+    pub fn receive(&self) -> io::Result<Option<Call>> {
+        let mut notif = MaybeUninit::<libc::seccomp_notif>::zeroed();
+        // SAFETY: RECV fills a zeroed seccomp_notif of the kernel's size
+        // (checked against SECCOMP_GET_NOTIF_SIZES by the tests).
+        let rc = unsafe {
+            libc::ioctl(
+                self.fd(),
+                libc::SECCOMP_IOCTL_NOTIF_RECV,
+                notif.as_mut_ptr(),
+            )
+        };
+        if rc < 0 {
+            let error = io::Error::last_os_error();
+            return match error.raw_os_error() {
+                Some(libc::EINTR | libc::ENOENT) => Ok(None),
+                _ => Err(error),
+            };
+        }
+        // SAFETY: filled by the kernel.
+        let notif = unsafe { notif.assume_init() };
+        let native = notif.data.arch == filter::ABIS[0].arch;
+        Ok(Some(Call {
+            id: notif.id,
+            caller: Caller { tid: notif.pid },
+            nr: i64::from(notif.data.nr),
+            native,
+            args: notif.data.args,
+        }))
+    }
+
+    /// Whether `call` still waits: what was read about its caller is then
+    /// about the right process.
+    pub fn still_waiting(&self, call: &Call) -> bool {
+        let id = call.id;
+        // SAFETY: ID_VALID reads one u64.
+        unsafe { libc::ioctl(self.fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0 }
+    }
+
+    /// Gives `call` its answer. A caller that is gone (killed) is no error.
+    pub fn answer(&self, call: &Call, answer: Answer) -> io::Result<()> {
+        let (val, error, flags) = match answer {
+            Answer::Value(value) => (value, 0, 0),
+            Answer::Error(errno) => (0, -errno, 0),
+            Answer::Continue => (0, 0, libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32),
+            Answer::Descriptor { file, cloexec } => {
+                return self.send_descriptor(call, &file, cloexec);
+            }
+        };
+        let response = libc::seccomp_notif_resp {
+            id: call.id,
+            val,
+            error,
+            flags,
+        };
+        // SAFETY: SEND reads one seccomp_notif_resp.
+        let rc = unsafe { libc::ioctl(self.fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &response) };
+        self.sent(rc)
+    }
+
+    fn send_descriptor(&self, call: &Call, file: &OwnedFd, cloexec: bool) -> io::Result<()> {
+        let addfd = libc::seccomp_notif_addfd {
+            id: call.id,
+            flags: libc::SECCOMP_ADDFD_FLAG_SEND as u32,
+            srcfd: file.as_raw_fd() as u32,
+            newfd: 0,
+            newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
+        };
+        // SAFETY: ADDFD reads one seccomp_notif_addfd.
+        let rc = unsafe { libc::ioctl(self.fd(), libc::SECCOMP_IOCTL_NOTIF_ADDFD, &addfd) };
+        self.sent(rc)
+    }
+
+    fn sent(&self, rc: libc::c_int) -> io::Result<()> {
+        if rc >= 0 {
+            return Ok(());
+        }
+        let error = io::Error::last_os_error();
+        match error.raw_os_error() {
+            // The caller was killed, or its call interrupted: nobody waits.
+            Some(libc::ENOENT) => Ok(()),
+            _ => Err(error),
+        }
+    }
+}
+
+/// What the supervisor keeps between calls.
+pub struct Supervisor {
+    listener: Listener,
+    keep_direct: bool,
+    rings: uring::Rings,
+}
+
+impl Supervisor {
+    pub fn new(listener: Listener, keep_direct: bool) -> Supervisor {
+        Supervisor {
+            listener,
+            keep_direct,
+            rings: uring::Rings::default(),
+        }
+    }
+
+    pub fn fd(&self) -> RawFd {
+        self.listener.fd()
+    }
+
+    /// Reads one call and answers it.
+    pub fn serve_one(&mut self) -> io::Result<()> {
+        let Some(call) = self.listener.receive()? else {
+            return Ok(());
+        };
+        let answer = self.decide(&call);
+        self.listener.answer(&call, answer)
+    }
+
+    fn decide(&mut self, call: &Call) -> Answer {
+        if !call.native {
+            return Answer::Continue;
+        }
+        let listener = &self.listener;
+        let valid = || listener.still_waiting(call);
+        match call.nr {
+            libc::SYS_fsync
+            | libc::SYS_fdatasync
+            | libc::SYS_syncfs
+            | libc::SYS_sync_file_range => sync::answer(call),
+            libc::SYS_pwritev2 => sync::pwritev2(call, &valid),
+            libc::SYS_openat | libc::SYS_openat2 => open::answer(call, self.keep_direct, &valid),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_open => open::answer(call, self.keep_direct, &valid),
+            libc::SYS_io_uring_setup => self.rings.setup(call, &valid),
+            libc::SYS_mmap => self.rings.mapped(call, &valid),
+            libc::SYS_io_uring_enter => self.rings.enter(call, self.keep_direct, &valid),
+            _ => Answer::Continue,
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! The supervised filter run through the test interpreter: what goes to
+//! the supervisor, what the filter answers, what runs unchanged.
+
+use super::*;
+use crate::seccomp::filter::tests::run_with;
+
+const ALLOW: u32 = 0x7fff_0000;
+
+fn native() -> u32 {
+    ABIS[0].arch
+}
+
+fn call(nr: i64, args: [u64; 6]) -> u32 {
+    run_with(&program(false).unwrap(), native(), nr as u32, args)
+}
+
+#[test]
+fn sync_calls_with_a_descriptor_and_ring_setup_go_to_the_supervisor() {
+    for &nr in NOTIFIED {
+        assert_eq!(call(nr, [0; 6]), RET_NOTIFY, "nr {nr}");
+    }
+    for nr in [libc::SYS_sync, libc::SYS_msync] {
+        assert_eq!(call(nr, [0; 6]), RET_ZERO, "nr {nr}");
+    }
+}
+
+#[test]
+fn only_opens_and_writes_with_a_sync_bit_go_to_the_supervisor() {
+    let open_at = |flags: i32| call(libc::SYS_openat, [0, 0, flags as u64, 0, 0, 0]);
+    assert_eq!(open_at(libc::O_RDONLY | libc::O_CLOEXEC), ALLOW);
+    assert_eq!(
+        open_at(libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND),
+        ALLOW
+    );
+    for flag in [libc::O_SYNC, libc::O_DSYNC, libc::O_DIRECT] {
+        assert_eq!(open_at(libc::O_WRONLY | flag), RET_NOTIFY, "{flag:#x}");
+    }
+    let kept = program(true).unwrap();
+    let args = [0, 0, libc::O_DIRECT as u64, 0, 0, 0];
+    assert_eq!(
+        run_with(&kept, native(), libc::SYS_openat as u32, args),
+        ALLOW
+    );
+    #[cfg(target_arch = "x86_64")]
+    assert_eq!(
+        call(libc::SYS_open, [0, libc::O_SYNC as u64, 0, 0, 0, 0]),
+        RET_NOTIFY
+    );
+    let pwritev2 = |flags: i32| call(libc::SYS_pwritev2, [1, 0, 1, 0, 0, flags as u64]);
+    assert_eq!(pwritev2(0), ALLOW);
+    assert_eq!(pwritev2(libc::RWF_HIPRI | libc::RWF_NOWAIT), ALLOW);
+    assert_eq!(pwritev2(libc::RWF_DSYNC), RET_NOTIFY);
+    assert_eq!(pwritev2(libc::RWF_SYNC), RET_NOTIFY);
+}
+
+#[test]
+fn ring_submissions_and_the_entries_mmap_go_to_the_supervisor() {
+    let enter = libc::SYS_io_uring_enter;
+    assert_eq!(call(enter, [3, 0, 1, 1, 0, 0]), ALLOW, "waiting only");
+    assert_eq!(call(enter, [3, 4, 0, 0, 0, 0]), RET_NOTIFY, "submitting");
+    let mmap = |offset: u64| call(libc::SYS_mmap, [0, 4096, 3, 1, 3, offset]);
+    assert_eq!(mmap(0), ALLOW);
+    assert_eq!(mmap(0x800_0000), ALLOW);
+    assert_eq!(mmap(IORING_OFF_SQES as u64), RET_NOTIFY);
+    let register = |opcode: u64| call(libc::SYS_io_uring_register, [3, opcode, 0, 1, 0, 0]);
+    assert_eq!(register(0), ALLOW, "buffers");
+    assert_eq!(register(20), libc::SECCOMP_RET_ERRNO | libc::EINVAL as u32);
+}
+
+#[test]
+fn everything_else_runs_unchanged() {
+    for nr in [
+        libc::SYS_read,
+        libc::SYS_write,
+        libc::SYS_close,
+        libc::SYS_getpid,
+    ] {
+        assert_eq!(call(nr, [u64::MAX; 6]), ALLOW, "nr {nr}");
+    }
+    assert_eq!(
+        run_with(&program(false).unwrap(), 0x4000_0028, 82, [0; 6]),
+        ALLOW,
+        "an unknown architecture"
+    );
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn other_abis_keep_the_plain_answers_and_get_no_ring() {
+    let program = program(false).unwrap();
+    let i386 = ABIS.iter().find(|abi| abi.name == "i386").unwrap().arch;
+    assert_eq!(
+        run_with(&program, i386, 118, [0; 6]),
+        RET_ZERO,
+        "i386 fsync"
+    );
+    assert_eq!(run_with(&program, i386, 425, [0; 6]), RET_ENOSYS);
+    assert_eq!(run_with(&program, i386, 5, [0; 6]), ALLOW, "i386 open");
+    let x32 = 0x4000_0000;
+    assert_eq!(run_with(&program, native(), x32 | 74, [0; 6]), RET_ZERO);
+    assert_eq!(run_with(&program, native(), x32 | 425, [0; 6]), RET_ENOSYS);
+}

@@ -1,0 +1,432 @@
+//! io_uring submissions rewritten before the kernel reads them.
+//!
+//! Without `IORING_SETUP_SQPOLL`, the kernel reads a ring's submission
+//! queue only inside `io_uring_enter` with a count to submit, which the
+//! filter sends here. The supervisor maps the same ring (a copy of the
+//! caller's descriptor, `pidfd_getfd`), walks the entries between the
+//! kernel's head and the caller's tail and rewrites them in place, then
+//! lets the call go on:
+//!
+//! - `IORING_OP_FSYNC` and `IORING_OP_SYNC_FILE_RANGE` become
+//!   `IORING_OP_NOP`, which completes at once with result 0, keeping the
+//!   entry's `user_data`, flags (links, drain, skip-success) and personality:
+//!   a chain stays a chain;
+//! - `RWF_SYNC`/`RWF_DSYNC` leave the `rw_flags` of `WRITE`, `WRITEV` and
+//!   `WRITE_FIXED`, and the open flags to drop leave `OPENAT` (in the entry)
+//!   and `OPENAT2` (in the caller's `open_how`).
+//!
+//! A ring's layout (where the index array is, the entry size) is learnt at
+//! `io_uring_setup` (its flags) and at the `mmap` of its entries, where the
+//! supervisor first holds the ring; rings are told apart by inode (each
+//! ring has its own). Nothing of a ring is kept open between calls: a
+//! mapping would keep the ring, and its registered files, alive after the
+//! program closed it.
+//!
+//! SQPOLL would let a kernel thread read entries with no call at all, so it
+//! is taken out of the setup flags: a program that reads the flags back
+//! (liburing) submits with `io_uring_enter` as on any ring; for one that
+//! keeps its own idea (fio's engine), the ring's `IORING_SQ_NEED_WAKEUP`
+//! flag is set for good, so that it always calls `io_uring_enter` to wake
+//! the thread, and that call submits.
+
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::ptr;
+
+use super::notify::{Answer, Call};
+use super::rules::{IORING_OFF_SQES, RWF_SYNCS, open_flags};
+
+const SETUP_SQPOLL: u32 = 1 << 1;
+const SETUP_SQ_AFF: u32 = 1 << 2;
+const SETUP_CQSIZE: u32 = 1 << 3;
+const SETUP_SQE128: u32 = 1 << 10;
+const SETUP_CQE32: u32 = 1 << 11;
+const SETUP_DEFER_TASKRUN: u32 = 1 << 13;
+const SETUP_NO_MMAP: u32 = 1 << 14;
+const SETUP_NO_SQARRAY: u32 = 1 << 16;
+/// The setup flags that change where things are in the rings.
+const LAYOUT_FLAGS: u32 = SETUP_SQE128 | SETUP_CQE32 | SETUP_NO_SQARRAY;
+const SQ_NEED_WAKEUP: u32 = 1;
+const ENTER_REGISTERED_RING: u64 = 1 << 4;
+
+pub const OP_NOP: u8 = 0;
+pub const OP_WRITEV: u8 = 2;
+pub const OP_FSYNC: u8 = 3;
+pub const OP_WRITE_FIXED: u8 = 5;
+pub const OP_SYNC_FILE_RANGE: u8 = 8;
+pub const OP_OPENAT: u8 = 18;
+pub const OP_WRITE: u8 = 23;
+pub const OP_OPENAT2: u8 = 28;
+
+/// `struct io_uring_params`: ten u32 of settings, then the two offset sets.
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+struct Params {
+    head: [u32; 10],
+    sq_off: [u32; 10],
+    cq_off: [u32; 10],
+}
+/// Indexes into `Params::head` and `Params::sq_off`.
+const P_CQ_ENTRIES: usize = 1;
+const P_FLAGS: usize = 2;
+const SQ_HEAD: usize = 0;
+const SQ_TAIL: usize = 1;
+const SQ_MASK: usize = 2;
+const SQ_ENTRIES: usize = 3;
+const SQ_FLAGS: usize = 4;
+const SQ_ARRAY: usize = 6;
+const CQ_ENTRIES: usize = 3;
+
+/// Where one ring keeps what the supervisor reads.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    sq: [u32; 10],
+    entries: u32,
+    sqe_size: usize,
+    no_array: bool,
+}
+
+impl Layout {
+    fn ring_len(&self) -> usize {
+        let end = if self.no_array {
+            self.sq[SQ_FLAGS] as usize + 4
+        } else {
+            self.sq[SQ_ARRAY] as usize + 4 * self.entries as usize
+        };
+        end.max(4096)
+    }
+}
+
+/// A setup seen, waiting for the mmap that shows its ring.
+#[derive(Clone, Copy)]
+struct Pending {
+    tgid: u32,
+    flags: u32,
+    no_sqpoll: bool,
+}
+
+#[derive(Default)]
+pub struct Rings {
+    pending: Vec<Pending>,
+    known: HashMap<u64, Layout>,
+    layouts: HashMap<(u32, u32, u32), Layout>,
+}
+
+fn tgid(call: &Call) -> u32 {
+    let field = call.caller.status_field("Tgid:");
+    field
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(call.caller.tid)
+}
+
+impl Rings {
+    /// io_uring_setup(2): SQPOLL taken out, the layout noted.
+    pub fn setup(&mut self, call: &Call, still_waiting: &dyn Fn() -> bool) -> Answer {
+        let address = call.args[1];
+        let Ok(params) = call.caller.read_value::<Params>(address) else {
+            return Answer::Continue;
+        };
+        let flags = params.head[P_FLAGS];
+        if flags & SETUP_NO_MMAP != 0 {
+            // Rings in the caller's own memory: not read here; as before 6.5.
+            return Answer::Error(libc::EINVAL);
+        }
+        let no_sqpoll = flags & SETUP_SQPOLL != 0;
+        if no_sqpoll {
+            if flags & SETUP_DEFER_TASKRUN != 0 {
+                return Answer::Error(libc::EINVAL); // as the kernel refuses it
+            }
+            let without = flags & !(SETUP_SQPOLL | SETUP_SQ_AFF);
+            let at = address + 4 * P_FLAGS as u64;
+            if !still_waiting() || call.caller.write(at, &without.to_ne_bytes()).is_err() {
+                return Answer::Error(libc::EFAULT);
+            }
+        }
+        let tgid = tgid(call);
+        self.pending.push(Pending {
+            tgid,
+            flags: flags & LAYOUT_FLAGS,
+            no_sqpoll,
+        });
+        Answer::Continue
+    }
+
+    /// mmap(2) of a ring's entries: the ring becomes known.
+    pub fn mapped(&mut self, call: &Call, still_waiting: &dyn Fn() -> bool) -> Answer {
+        if call.args[5] != u64::from(IORING_OFF_SQES) {
+            return Answer::Continue;
+        }
+        let Some((ring, inode)) = ring_of(call, call.args[4] as i32) else {
+            return Answer::Continue;
+        };
+        if !still_waiting() {
+            return Answer::Continue;
+        }
+        let tgid = tgid(call);
+        let pending = self
+            .pending
+            .iter()
+            .position(|p| p.tgid == tgid)
+            .map(|i| self.pending.remove(i));
+        let (flags, no_sqpoll) = pending.map_or((0, false), |p| (p.flags, p.no_sqpoll));
+        if let Ok(layout) = self.layout(&ring, flags) {
+            if no_sqpoll && let Ok(map) = Map::new(&ring, layout.ring_len(), 0) {
+                map.or_u32(layout.sq[SQ_FLAGS] as usize, SQ_NEED_WAKEUP);
+            }
+            if pending.is_some() || !self.known.contains_key(&inode) {
+                self.known.insert(inode, layout);
+            }
+        }
+        Answer::Continue
+    }
+
+    /// io_uring_enter(2) that submits: the entries rewritten, then the call
+    /// goes on.
+    pub fn enter(
+        &mut self,
+        call: &Call,
+        keep_direct: bool,
+        still_waiting: &dyn Fn() -> bool,
+    ) -> Answer {
+        if call.args[3] & ENTER_REGISTERED_RING != 0 {
+            return Answer::Continue;
+        }
+        let Some((ring, inode)) = ring_of(call, call.args[0] as i32) else {
+            return Answer::Continue;
+        };
+        let Some(layout) = self.known.get(&inode).copied() else {
+            return Answer::Continue;
+        };
+        if !still_waiting() {
+            return Answer::Continue;
+        }
+        let sqes_len = layout.entries as usize * layout.sqe_size;
+        let (Ok(sq), Ok(sqes)) = (
+            Map::new(&ring, layout.ring_len(), 0),
+            Map::new(&ring, sqes_len, u64::from(IORING_OFF_SQES)),
+        ) else {
+            return Answer::Continue;
+        };
+        let head = sq.u32(layout.sq[SQ_HEAD] as usize);
+        let tail = sq.u32(layout.sq[SQ_TAIL] as usize);
+        let mask = sq.u32(layout.sq[SQ_MASK] as usize);
+        let waiting = tail.wrapping_sub(head).min(layout.entries);
+        let dropped = open_flags(keep_direct);
+        for i in 0..waiting {
+            let slot = head.wrapping_add(i) & mask;
+            let index = if layout.no_array {
+                slot
+            } else {
+                sq.u32(layout.sq[SQ_ARRAY] as usize + 4 * slot as usize)
+            };
+            if index < layout.entries {
+                rewrite(&sqes, index as usize * layout.sqe_size, dropped, call);
+            }
+        }
+        Answer::Continue
+    }
+
+    /// The layout of `ring`, made with setup `flags`: the fixed offsets and
+    /// sizes read from the ring, the index array's place from a throwaway
+    /// ring of the same sizes and flags.
+    fn layout(&mut self, ring: &OwnedFd, flags: u32) -> io::Result<Layout> {
+        let probe = throwaway(1, 0, 0)?;
+        let first = Map::new(ring, 4096, 0)?;
+        let entries = first.u32(probe.sq_off[SQ_ENTRIES] as usize);
+        let cq_entries = first.u32(probe.cq_off[CQ_ENTRIES] as usize);
+        if let Some(layout) = self.layouts.get(&(entries, cq_entries, flags)) {
+            return Ok(*layout);
+        }
+        let params = throwaway(entries, cq_entries, flags)?;
+        let layout = Layout {
+            sq: params.sq_off,
+            entries,
+            sqe_size: if flags & SETUP_SQE128 != 0 { 128 } else { 64 },
+            no_array: flags & SETUP_NO_SQARRAY != 0,
+        };
+        self.layouts.insert((entries, cq_entries, flags), layout);
+        Ok(layout)
+    }
+}
+
+/// Makes and closes a ring, for the offsets the kernel gives it.
+fn throwaway(entries: u32, cq_entries: u32, flags: u32) -> io::Result<Params> {
+    let mut params = Params::default();
+    params.head[P_FLAGS] = flags | if cq_entries > 0 { SETUP_CQSIZE } else { 0 };
+    params.head[P_CQ_ENTRIES] = cq_entries;
+    // SAFETY: io_uring_setup fills the params it is given.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_setup,
+            entries,
+            &mut params as *mut Params,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: our new descriptor, closed once.
+    unsafe { libc::close(fd as i32) };
+    Ok(params)
+}
+
+/// The caller's descriptor `fd` if it is a ring, with its inode.
+fn ring_of(call: &Call, fd: i32) -> Option<(OwnedFd, u64)> {
+    let fd = call.caller.descriptor(fd).ok()?;
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+    if link.as_os_str() != "anon_inode:[io_uring]" {
+        return None;
+    }
+    let inode = std::fs::File::from(fd.try_clone().ok()?)
+        .metadata()
+        .ok()?
+        .ino();
+    Some((fd, inode))
+}
+
+/// One entry rewritten in place, if it asks for durability.
+fn rewrite(sqes: &Map, at: usize, dropped: u32, call: &Call) {
+    let opcode = sqes.u8(at);
+    match opcode {
+        OP_FSYNC | OP_SYNC_FILE_RANGE if flushes(sqes, at, call) => {
+            // ioprio, off, addr, len, op flags; buf_index; file index, addr3.
+            for (offset, len) in [(2, 2), (8, 24), (40, 2), (44, 12)] {
+                sqes.zero(at + offset, len);
+            }
+            sqes.set_u8(at, OP_NOP);
+        }
+        OP_WRITE | OP_WRITEV | OP_WRITE_FIXED => {
+            let flags = sqes.u32(at + 28);
+            if flags & RWF_SYNCS != 0 {
+                sqes.set_u32(at + 28, flags & !RWF_SYNCS);
+            }
+        }
+        OP_OPENAT => {
+            let flags = sqes.u32(at + 28);
+            if flags & dropped != 0 {
+                sqes.set_u32(at + 28, flags & !dropped);
+            }
+        }
+        OP_OPENAT2 => {
+            let how = sqes.u64(at + 8);
+            if let Ok(flags) = call.caller.read_value::<u64>(how)
+                && flags & u64::from(dropped) != 0
+            {
+                let _ = call
+                    .caller
+                    .write(how, &(flags & !u64::from(dropped)).to_ne_bytes());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether a sync entry would reach a disk: its file is registered with
+/// the ring (not looked at), or a descriptor of the caller's that seeks.
+/// Any other (no such descriptor, a pipe) is left to the kernel, which
+/// answers it with the error it gives without eatmydata, flushing nothing.
+fn flushes(sqes: &Map, at: usize, call: &Call) -> bool {
+    const FIXED_FILE: u8 = 1;
+    if sqes.u8(at + 1) & FIXED_FILE != 0 {
+        return true;
+    }
+    let fd = sqes.u32(at + 4) as i32;
+    call.caller.descriptor(fd).is_ok_and(|file| {
+        // SAFETY: lseek that moves nothing, on our own copy.
+        unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_CUR) >= 0 }
+    })
+}
+
+/// A shared mapping of part of a ring, unmapped when dropped.
+struct Map {
+    base: *mut u8,
+    len: usize,
+}
+
+impl Map {
+    fn new(ring: &OwnedFd, len: usize, offset: u64) -> io::Result<Map> {
+        // SAFETY: a new shared mapping of the ring's region; the kernel
+        // checks the offset and length.
+        let base = unsafe {
+            libc::mmap(
+                ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                ring.as_raw_fd(),
+                offset as libc::off_t,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Map {
+            base: base.cast(),
+            len,
+        })
+    }
+
+    /// A pointer to `size` bytes at `at`, or None past the end.
+    fn at(&self, at: usize, size: usize) -> Option<*mut u8> {
+        // SAFETY: in bounds of the mapping, checked first.
+        (at.checked_add(size)? <= self.len).then(|| unsafe { self.base.add(at) })
+    }
+
+    fn u8(&self, at: usize) -> u8 {
+        // SAFETY: in bounds; the memory is shared with the kernel and
+        // another process, so read once, volatile.
+        self.at(at, 1)
+            .map_or(0, |p| unsafe { ptr::read_volatile(p) })
+    }
+
+    fn u32(&self, at: usize) -> u32 {
+        // SAFETY: in bounds and 4-aligned (ring offsets are), volatile.
+        self.at(at, 4)
+            .map_or(0, |p| unsafe { ptr::read_volatile(p.cast::<u32>()) })
+    }
+
+    fn u64(&self, at: usize) -> u64 {
+        // SAFETY: in bounds and 8-aligned (entry fields are), volatile.
+        self.at(at, 8)
+            .map_or(0, |p| unsafe { ptr::read_volatile(p.cast::<u64>()) })
+    }
+
+    fn set_u8(&self, at: usize, value: u8) {
+        if let Some(p) = self.at(at, 1) {
+            // SAFETY: in bounds, writable shared memory.
+            unsafe { ptr::write_volatile(p, value) };
+        }
+    }
+
+    fn set_u32(&self, at: usize, value: u32) {
+        if let Some(p) = self.at(at, 4) {
+            // SAFETY: in bounds, aligned, writable shared memory.
+            unsafe { ptr::write_volatile(p.cast::<u32>(), value) };
+        }
+    }
+
+    fn or_u32(&self, at: usize, bits: u32) {
+        if let Some(p) = self.at(at, 4) {
+            // SAFETY: in bounds and aligned; the kernel changes other bits
+            // of this word atomically, so this is atomic too.
+            let word = unsafe { &*p.cast::<std::sync::atomic::AtomicU32>() };
+            word.fetch_or(bits, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    fn zero(&self, at: usize, len: usize) {
+        for i in 0..len {
+            self.set_u8(at + i, 0);
+        }
+    }
+}
+
+impl Drop for Map {
+    fn drop(&mut self) {
+        // SAFETY: our own mapping, unmapped once.
+        unsafe { libc::munmap(self.base.cast(), self.len) };
+    }
+}

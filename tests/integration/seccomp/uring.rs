@@ -1,0 +1,179 @@
+//! io_uring flushes under the supervisor: fio's own engine (raw system
+//! calls, its own idea of SQPOLL) and a liburing program (inline system
+//! calls, dynamic and static), each against a control run without the
+//! supervisor, with the loop device's flush count as the oracle.
+
+use std::path::PathBuf;
+
+use super::{eatmydata, results};
+use crate::common::{command, fio_flushes, library, probe};
+use crate::loopfs::LoopFs;
+
+/// fio's job under eatmydata against its control. A sync_file_range
+/// starts writeback without flushing the device's cache, so its control
+/// flushes nothing either: that case is shown by the written sectors of
+/// `a_sync_file_range_writes_nothing_out`.
+fn fio_job(sync: &str, sqpoll: bool) {
+    library();
+    let mut job = vec!["--engine", "io_uring", "--sync", sync];
+    if sqpoll {
+        job.push("--fio-option=--sqthread_poll=1");
+    }
+    let eatmydata = command();
+    let control = fio_flushes(&job, &[]);
+    let eaten = fio_flushes(&job, &[eatmydata.to_str().unwrap(), "--seccomp"]);
+    if sync != "sync_file_range" {
+        assert!(
+            control.flushes >= 100,
+            "the control flushed little: {}",
+            control.line
+        );
+    }
+    assert!(
+        eaten.flushes * 20 <= control.flushes,
+        "{} of {} flushes under eatmydata: {}",
+        eaten.flushes,
+        control.flushes,
+        eaten.line
+    );
+}
+
+#[test]
+fn fio_io_uring_fsync_flushes_nothing() {
+    fio_job("fsync", false);
+}
+
+#[test]
+fn fio_io_uring_fdatasync_flushes_nothing() {
+    fio_job("fdatasync", false);
+}
+
+#[test]
+fn fio_io_uring_sync_file_range_flushes_nothing() {
+    fio_job("sync_file_range", false);
+}
+
+#[test]
+fn fio_io_uring_with_its_sqpoll_thread_flushes_nothing_and_ends() {
+    fio_job("fsync", true);
+}
+
+fn liburing_probes() -> [PathBuf; 2] {
+    [
+        probe("uring_probe", &["-luring"]),
+        probe("uring_probe", &["-static", "-luring"]),
+    ]
+}
+
+#[test]
+fn completions_keep_their_user_data_results_and_links() {
+    let disk = LoopFs::new("uring-chain", 32);
+    let file = disk.join("chain");
+    for program in liburing_probes() {
+        let run = |mode: &str| {
+            let args = [
+                mode.as_ref(),
+                program.as_os_str(),
+                "chain".as_ref(),
+                file.as_os_str(),
+            ];
+            results(&eatmydata(&args))
+        };
+        let mut control = run("--no-seccomp");
+        let mut eaten = run("--seccomp");
+        assert_eq!(control.remove("openat_sync").as_deref(), Some("kept"));
+        assert_eq!(eaten.remove("openat_sync").as_deref(), Some("dropped"));
+        // Every completion as without eatmydata: the flushes 0, the writes
+        // whole, the errors and the cancelled link the same.
+        assert_eq!(eaten, control, "{}", program.display());
+        assert_eq!(control["cqe_9"], "ECANCELED");
+    }
+}
+
+#[test]
+fn a_liburing_program_flushes_nothing_with_or_without_sqpoll() {
+    const LOOPS: u64 = 100;
+    let disk = LoopFs::new("uring-loop", 64);
+    let file = disk.join("data");
+    for program in liburing_probes() {
+        for kind in ["loop", "sqpoll"] {
+            let run = |mode: &str| {
+                let before = disk.flushes();
+                let count = LOOPS.to_string();
+                let args = [
+                    mode.as_ref(),
+                    program.as_os_str(),
+                    kind.as_ref(),
+                    file.as_os_str(),
+                    count.as_ref(),
+                ];
+                let found = results(&eatmydata(&args));
+                assert_eq!(found["synced"], count);
+                (found, disk.flushes() - before)
+            };
+            let (control, flushed) = run("--no-seccomp");
+            let (eaten, eaten_flushes) = run("--seccomp");
+            assert!(
+                flushed >= LOOPS,
+                "{kind}: {flushed} flushes without eatmydata"
+            );
+            assert!(
+                eaten_flushes * 20 <= flushed,
+                "{kind}: {eaten_flushes} flushes"
+            );
+            if kind == "sqpoll" {
+                // liburing reads the flags back: it sees a ring without SQPOLL.
+                assert_eq!(control["sqpoll_seen"], "yes");
+                assert_eq!(eaten["sqpoll_seen"], "no");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_sync_file_range_writes_nothing_out() {
+    let disk = LoopFs::new("uring-range", 64);
+    for (n, program) in liburing_probes().iter().enumerate() {
+        let run = |mode: &str| {
+            // A new file each time: ext4 writes out a file truncated and
+            // written again when it is closed.
+            let file = disk.join(format!("range-{n}{mode}"));
+            let before = disk.stats().sectors_written;
+            let args = [
+                mode.as_ref(),
+                program.as_os_str(),
+                "range".as_ref(),
+                file.as_os_str(),
+            ];
+            assert_eq!(results(&eatmydata(&args))["range"], "0");
+            disk.stats().sectors_written - before
+        };
+        // 1 MiB is 2048 sectors: written out by the control at once, and
+        // left in the page cache under eatmydata.
+        let control = run("--no-seccomp");
+        let eaten = run("--seccomp");
+        assert!(control >= 2048, "{control} sectors without eatmydata");
+        assert!(eaten < 1024, "{eaten} sectors under eatmydata");
+    }
+}
+
+#[test]
+fn bad_ring_input_gets_the_kernels_answers() {
+    let disk = LoopFs::new("uring-bad", 32);
+    let file = disk.join("bad");
+    for program in liburing_probes() {
+        let run = |mode: &str| {
+            let args = [
+                mode.as_ref(),
+                program.as_os_str(),
+                "bad".as_ref(),
+                file.as_os_str(),
+            ];
+            results(&eatmydata(&args))
+        };
+        let control = run("--no-seccomp");
+        assert_eq!(control["setup_badparams"], "EFAULT");
+        assert_eq!(control["enter_closed_ring"], "EBADF");
+        assert_eq!(run("--seccomp"), control, "{}", program.display());
+    }
+}

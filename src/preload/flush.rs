@@ -9,13 +9,15 @@
 //! recorded is kept in a fixed array of atomics: no lock, no allocation.
 //! A forked child inherits it, rightly: its parent has recorded them.
 //!
-//! The cost when on: one `statx` per skip on a descriptor, and three system
-//! calls per file system and process. Off, one bit test.
+//! The cost when on: one `statx` per skip on a descriptor, a read of
+//! `/proc/self/maps` per skipped `MS_SYNC`, and three system calls per file
+//! system and process. Off, one bit test.
 
 use core::ffi::{c_int, c_long};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::errno;
+use crate::maps::{self, Mapping};
 use crate::next::raw;
 use crate::{policy, protocol};
 
@@ -43,6 +45,30 @@ pub fn note_all() {
     if policy::flushing() && !ALL.swap(true, Ordering::Relaxed) {
         write_record(protocol::FLUSH_ALL, 0, 0);
     }
+}
+
+/// Records the file system of the file mapped at `address`, whose
+/// `MS_SYNC` was just skipped for `length` bytes; all of them when the
+/// mapping cannot be told or the range goes past it.
+#[inline]
+pub fn note_mapping(address: usize, length: usize) {
+    if policy::flushing() {
+        note_mapping_of(address, length);
+    }
+}
+
+#[cold]
+fn note_mapping_of(address: usize, length: usize) {
+    let saved = errno::get();
+    match maps::of(address) {
+        Some((mapping, end)) if (address as u64).saturating_add(length as u64) <= end => {
+            if let Mapping::File(major, minor) = mapping {
+                note_device(major, minor);
+            }
+        }
+        _ => note_all(),
+    }
+    errno::set(saved);
 }
 
 #[cold]

@@ -21,6 +21,7 @@ mod policy;
 #[path = "../protocol.rs"]
 mod protocol;
 // Floor 2: the next definitions, and the library's own kernel calls.
+mod maps;
 mod next;
 // Floor 3: what was skipped, for --report, and where, for --sync-at-exit.
 mod flush;

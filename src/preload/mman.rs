@@ -3,7 +3,7 @@
 //! the kernel gives -- ENOMEM for an unmapped range, EINVAL for a bad
 //! address or both flags at once -- without the flush.
 
-use core::ffi::c_int;
+use core::ffi::{c_int, c_void};
 
 use crate::report::{Skip, counted};
 use crate::{flush, policy};
@@ -18,23 +18,27 @@ pub const fn without_sync(flags: c_int) -> c_int {
     }
 }
 
-/// The flags `msync` goes on with, under this process's policy.
-pub fn msync_flags(flags: c_int) -> c_int {
+/// The flags `msync(address, length, flags)` goes on with, under this
+/// process's policy; a skipped flush records the mapping's file system.
+pub fn msync_flags(address: usize, length: usize, flags: c_int) -> c_int {
     if !policy::eating() {
         return flags;
     }
     let given = counted(Skip::Msync, flags, without_sync(flags));
     if given != flags {
-        // Which file a mapping belongs to is not known here: all of them.
-        flush::note_all();
+        flush::note_mapping(address, length);
     }
     given
 }
 
 /// `eatmydata_msync_flags`: [`msync_flags`] for the shim.
 #[unsafe(no_mangle)]
-pub extern "C" fn eatmydata_msync_flags(flags: c_int) -> c_int {
-    msync_flags(flags)
+pub extern "C" fn eatmydata_msync_flags(
+    address: *const c_void,
+    length: usize,
+    flags: c_int,
+) -> c_int {
+    msync_flags(address as usize, length, flags)
 }
 
 #[cfg(test)]

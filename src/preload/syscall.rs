@@ -47,8 +47,8 @@ pub unsafe extern "C" fn eatmydata_syscall(number: c_long, args: *const [c_long;
     if !policy::eating() {
         return raw(number, a);
     }
-    let [fd, second, third, fourth, ..] = a;
-    let fd = fd as c_int;
+    let [first, second, third, fourth, ..] = a;
+    let fd = first as c_int;
     match number {
         libc::SYS_fsync | libc::SYS_fdatasync => sync::fsync_status(fd).into(),
         libc::SYS_syncfs => sync::syncfs_status(fd).into(),
@@ -56,7 +56,13 @@ pub unsafe extern "C" fn eatmydata_syscall(number: c_long, args: *const [c_long;
         libc::SYS_sync_file_range => {
             sync::sync_file_range_status(fd, second, third, fourth as u32).into()
         }
-        libc::SYS_msync => raw(number, with_flags(a, 2, mman::msync_flags)),
+        libc::SYS_msync => {
+            let (address, length) = (first as usize, second as usize);
+            raw(
+                number,
+                with_flags(a, 2, |flags| mman::msync_flags(address, length, flags)),
+            )
+        }
         #[cfg(target_arch = "x86_64")]
         libc::SYS_open => opened(number, a, 1),
         libc::SYS_openat => opened(number, a, 2),

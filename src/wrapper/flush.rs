@@ -89,7 +89,7 @@ fn parse_device(text: &str) -> Option<Device> {
 /// Why `sync(2)` ran.
 #[derive(Debug, PartialEq)]
 enum Whole {
-    /// A process skipped `sync()` or `msync()`.
+    /// A process skipped `sync()`, or an `msync()` whose mapping it could not tell.
     Skipped,
     /// A device without a mount point that could be opened.
     Unnamed,
@@ -199,7 +199,9 @@ impl Outcome {
         }
         let why = match self.whole {
             None => "",
-            Some(Whole::Skipped) => " and ran sync(2), since a sync() or msync() was skipped",
+            Some(Whole::Skipped) => {
+                " and ran sync(2), since a sync() was skipped where no file system could be named"
+            }
             Some(Whole::Unnamed) => " and ran sync(2) for a file system without a mount point here",
             Some(Whole::Seccomp) => {
                 " and ran sync(2), since the seccomp filter's answers are not recorded"
@@ -314,7 +316,7 @@ mod tests {
         let wanted = Wanted::parse("dev 1:0\ndev 2:0\nall 0:0\n");
         assert_eq!(
             outcome.message(&wanted, true),
-            "eatmydata: sync-at-exit: flushed 2 file systems (/, /srv) and ran sync(2), since a sync() or msync() was skipped in 1.500 s\n"
+            "eatmydata: sync-at-exit: flushed 2 file systems (/, /srv) and ran sync(2), since a sync() was skipped where no file system could be named in 1.500 s\n"
         );
         assert_eq!(outcome.message(&wanted, false), "");
     }

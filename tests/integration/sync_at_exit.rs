@@ -346,3 +346,58 @@ fn with_report_both_are_said() {
     );
     assert!(stderr.contains(&flushed), "{stderr}");
 }
+
+#[test]
+fn every_kind_of_skip_records_its_file_system() {
+    let fs = LoopFs::new("atexit-kinds", 64);
+    // Each workload writes MARKER to FILE and asks for it to be durable in
+    // one way; the flush must name the file system (sync() alone cannot).
+    let python = |code: &str| format!("python3 -c \"import os, mmap; {code}\"");
+    let kinds: [(&str, String); 7] = [
+        (
+            "fdatasync",
+            "printf %s MARKER | dd of=FILE conv=fdatasync status=none".into(),
+        ),
+        (
+            "O_SYNC",
+            "printf %s MARKER | dd of=FILE oflag=sync status=none".into(),
+        ),
+        (
+            "O_DIRECT",
+            "printf %-4096s MARKER | dd of=FILE bs=4096 oflag=direct status=none".into(),
+        ),
+        ("syncfs", "printf %s MARKER > FILE && sync -f FILE".into()),
+        (
+            "RWF_DSYNC",
+            python(
+                "fd = os.open('FILE', os.O_WRONLY | os.O_CREAT); os.pwritev(fd, [b'MARKER'], 0, os.RWF_DSYNC)",
+            ),
+        ),
+        (
+            "msync",
+            python(
+                "fd = os.open('FILE', os.O_RDWR | os.O_CREAT); os.ftruncate(fd, 4096); m = mmap.mmap(fd, 4096); m[:len(b'MARKER')] = b'MARKER'; m.flush()",
+            ),
+        ),
+        ("sync", "printf %s MARKER > FILE && sync".into()),
+    ];
+    for (kind, workload) in kinds {
+        let run = control_then_synced(&fs, kind, |synced, text| {
+            let script = workload
+                .replace("MARKER", text)
+                .replace("FILE", &fs.join(text).display().to_string());
+            eatmydata_sh(&options(synced, &["-v"]), &script).success()
+        });
+        let stderr = run.stderr();
+        let named = format!("flushed 1 file system ({}) ", fs.path().display());
+        let whole = "ran sync(2), since a sync() was skipped";
+        if kind == "sync" {
+            assert!(stderr.contains(whole), "{kind}: {stderr}");
+        } else {
+            assert!(
+                stderr.contains(&named) && !stderr.contains(whole),
+                "{kind}: {stderr}"
+            );
+        }
+    }
+}

@@ -183,7 +183,7 @@ MATCHES(sync_file_range);
 /* msync(2): MS_SYNC becomes MS_ASYNC, which keeps the kernel's checks. */
 int HOOK(msync)(void *addr, size_t length, int flags)
 {
-	PASS(msync, addr, length, eatmydata_msync_flags(flags));
+	PASS(msync, addr, length, eatmydata_msync_flags(addr, length, flags));
 }
 MATCHES(msync);
 

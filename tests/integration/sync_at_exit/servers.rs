@@ -133,6 +133,7 @@ fn mariadb_stopped_inside_the_command_is_on_the_device() {
         .args(["-u", "mysql", "--", "mariadb-install-db", "--no-defaults"])
         .args(["--skip-test-db", "--auth-root-authentication-method=normal"])
         .arg(format!("--datadir={}", at("data")))
+        .arg(format!("--tmpdir={}", dir.display()))
         .output()
         .expect("run mariadb-install-db");
     assert!(
@@ -145,7 +146,7 @@ fn mariadb_stopped_inside_the_command_is_on_the_device() {
     let script = |marker: &str| {
         format!(
             "mariadbd --no-defaults --skip-networking --datadir={data} --socket={socket} \
-               --pid-file={pid} --log-error={log} & \
+               --pid-file={pid} --log-error={log} --tmpdir={tmp} & \
              mariadb-admin {client} --wait=60 --connect-timeout=60 ping >/dev/null && \
              mariadb {client} -e \"CREATE DATABASE IF NOT EXISTS d; \
                CREATE TABLE IF NOT EXISTS d.t (v text) ENGINE=InnoDB; INSERT INTO d.t VALUES ('{marker}')\" && \
@@ -154,6 +155,7 @@ fn mariadb_stopped_inside_the_command_is_on_the_device() {
             socket = at("socket"),
             pid = at("server.pid"),
             log = at("server.log"),
+            tmp = dir.display(),
         )
     };
     control_then_synced(&fs, "mysql", "mariadb", script);

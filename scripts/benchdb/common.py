@@ -155,6 +155,11 @@ def as_user(user):
     return ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--"]
 
 
+# What the commands run by timed() said on stderr, for the runner to read
+# (the sync-at-exit mode's flush times); cleared before each run.
+STDERR = []
+
+
 def timed(argv, stdin=None, env=None, check=True, timeout=1800):
     """Run a command to its end and return its wall-clock seconds."""
     start = time.perf_counter()
@@ -163,6 +168,7 @@ def timed(argv, stdin=None, env=None, check=True, timeout=1800):
             argv, stdin=source, capture_output=True, env=env, timeout=timeout
         )
     elapsed = time.perf_counter() - start
+    STDERR.append(result.stderr.decode(errors="replace"))
     if check and result.returncode != 0:
         raise RuntimeError(
             f"{' '.join(argv)} exited with {result.returncode}:\n"

@@ -13,6 +13,7 @@ package it needs, if any (installed when missing). `ctx.eatmydata` and
 """
 
 import os
+import re
 from dataclasses import dataclass
 
 # Debian's eatmydata package: the original libeatmydata, run side by side.
@@ -39,7 +40,18 @@ def sync_at_exit(ctx):
     """eatmydata --sync-at-exit: the same, and the file systems where a sync
     was skipped flushed once the command and all it started have ended.
     The flush is inside the measured time (the command returns after it)."""
-    return Mode("sync-at-exit", [ctx.eatmydata, "--sync-at-exit"], library=ctx.library)
+    return Mode("sync-at-exit", [ctx.eatmydata, "--sync-at-exit", "--verbose"],
+                library=ctx.library)
+
+
+FLUSHED = re.compile(r"eatmydata: sync-at-exit: flushed .* in ([0-9.]+) s$", re.M)
+
+
+def flush_seconds(texts):
+    """The flush time eatmydata --sync-at-exit --verbose reported, summed over
+    `texts` (the stderr and server logs of one run); None if it said none."""
+    seconds = [float(s) for text in texts for s in FLUSHED.findall(text)]
+    return sum(seconds) if seconds else None
 
 
 def original(ctx):

@@ -14,7 +14,7 @@ writes and flushes are recorded beside its own figures.
 import os
 import subprocess
 
-from . import cpu, fs, proof
+from . import common, cpu, fs, modes, proof
 from .common import Variant, say, settle
 
 SIDE_MODES = ("plain", "eatmydata")
@@ -43,6 +43,22 @@ def size(ctx):
     return ctx.args.fs_size << 30
 
 
+def server_logs(base):
+    """The sizes of the servers' output files (`*.out` in the bench folder)."""
+    return {name: os.path.getsize(os.path.join(base, name))
+            for name in os.listdir(base) if name.endswith(".out")}
+
+
+def since(base, sizes):
+    """What each server output file gained since `sizes`, new files whole."""
+    texts = []
+    for name in server_logs(base):
+        with open(os.path.join(base, name), "rb") as log:
+            log.seek(sizes.get(name, 0))
+            texts.append(log.read().decode(errors="replace"))
+    return texts
+
+
 def attempt(ctx, module, variant, failures, trace=None):
     """One run on a new file system; a failure is recorded and the bench goes on."""
     try:
@@ -51,8 +67,13 @@ def attempt(ctx, module, variant, failures, trace=None):
             try:
                 settle()
                 before = mounted.counters()
+                logs = server_logs(ctx.base)
+                common.STDERR.clear()
                 with cpu.Accounting() as accounting:
                     result, mapped = module.run(ctx, variant, trace=trace)
+                flush = modes.flush_seconds(common.STDERR + since(ctx.base, logs))
+                if flush is not None:
+                    result["phase flush"] = flush
                 device = fs.difference(before, mounted.counters())
                 for key, value in (device or {}).items():
                     result[f"device {key}"] = value

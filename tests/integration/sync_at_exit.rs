@@ -440,3 +440,27 @@ fn every_kind_of_skip_records_its_file_system() {
         }
     }
 }
+
+#[test]
+fn a_file_system_gone_before_the_flush_falls_back_to_sync() {
+    let fs = LoopFs::new("atexit-gone", 32);
+    let text = marker("gone");
+    let path = fs.path().display().to_string();
+    let write = write_synced(&text, &fs.join("m"));
+    // The control: mounted at the end, the file system is named.
+    let named = whole_machine_sync(|| eatmydata_sh(&["--sync-at-exit", "-v"], &write).success());
+    let said = format!("flushed 1 file system ({path}) in ");
+    assert!(named.stderr().contains(&said), "{}", named.stderr());
+    // Unmounted by the command (which writes it out), it is nowhere to be
+    // found: sync(2) stands in, and the command's status is kept.
+    let script = format!("{write} && umount '{path}'");
+    let gone = whole_machine_sync(|| eatmydata_sh(&["--sync-at-exit", "-v"], &script).success());
+    assert!(
+        gone.stderr().contains(
+            "flushed 0 file systems and ran sync(2) for a file system without a mount point here"
+        ),
+        "{}",
+        gone.stderr()
+    );
+    assert!(fs.holds(&text));
+}

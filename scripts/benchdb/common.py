@@ -16,7 +16,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from ctypes import CDLL
 from dataclasses import dataclass
+
+LIBC = CDLL(None, use_errno=True)
 
 
 def say(message):
@@ -54,6 +57,7 @@ class Context:
         self.processes = []
         self.servers = []
         self.notes = []
+        self.mounts = []  # bind mounts of the run in progress, undone after it
         self.mounted = None  # the fs.Mounted of the run in progress
         self.fs_seen = {}  # file system kind -> its description, from a run on it
         self.base = tempfile.mkdtemp(prefix="bench-db.", dir=args.dir)
@@ -95,6 +99,22 @@ class Context:
             os.chown(path, user.pw_uid, user.pw_gid)
         return path
 
+    def bind(self, source, target):
+        """Bind-mount `source` (a file or directory) on `target`, created if
+        missing; undone after the run, before its file system goes."""
+        if not os.path.lexists(target):
+            if os.path.isdir(source):
+                os.makedirs(target)
+            else:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                open(target, "w").close()
+        subprocess.run(["mount", "--bind", source, target], check=True)
+        self.mounts.append(target)
+
+    def unmount_all(self):
+        while self.mounts:
+            subprocess.run(["umount", "-l", self.mounts.pop()], check=False)
+
     def start(self, argv, log, **kwargs):
         """Start a server in the background; it is stopped on exit if still up."""
         with open(log, "ab") as out:
@@ -131,6 +151,7 @@ class Context:
 
     def cleanup(self):
         self.stop_all()
+        self.unmount_all()
         remove(self.base)
 
 
@@ -235,6 +256,13 @@ def output(argv):
         return "?"
 
 
-def settle():
-    """Write back what earlier runs left dirty, so no run pays for another."""
-    os.sync()
+def settle(path):
+    """Write back what is dirty on the file system holding `path` (syncfs(2)),
+    so that the run starts clean. Only that file system: a machine-wide sync
+    on a shared machine would wait for everyone else's writeback."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if LIBC.syncfs(fd) != 0:
+            os.sync()
+    finally:
+        os.close(fd)

@@ -63,7 +63,7 @@ def outcome(report):
 def size(ctx, probe=False):
     if probe:
         return "64k"
-    return "1M" if ctx.args.quick else ("16M" if ctx.args.full else "4M")
+    return "256k" if ctx.args.quick else "2M"
 
 
 def versions():

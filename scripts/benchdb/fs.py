@@ -139,7 +139,6 @@ def loop_fs(kind, parent, size):
             data = os.path.join(mountpoint, "data")
             os.mkdir(data)
             os.chmod(data, 0o755)
-            os.sync()  # mkfs's and mount's own writes are not the run's
             yield Mounted(kind, data, os.path.basename(device), describe_mount(mountpoint))
         finally:
             unmount(mountpoint)

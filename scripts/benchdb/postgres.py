@@ -43,7 +43,7 @@ def version_key(path):
 def sizes(ctx, probe=False):
     if probe:
         return 1, 2
-    return (2, 4) if ctx.args.quick else (10, 15)
+    return (2, 4) if ctx.args.quick else (5, 8)
 
 
 def versions():
@@ -58,27 +58,36 @@ def describe(ctx):
     }
 
 
+def initdb(bin_, data, knobs):
+    """initdb of a fresh cluster that trusts local connections of user `bench`."""
+    argv = [f"{bin_}/initdb", "-D", data, "-U", "bench", "--auth=trust", "-E", "UTF8"]
+    return argv + (["--no-sync"] if knobs else [])
+
+
+def start(ctx, pre, data, sockets, knobs):
+    """Start the server on a private socket; (process, pid, seconds to ready)."""
+    bin_ = bindir()
+    server = pre + [f"{bin_}/postgres", "-D", data, "-c", "listen_addresses=",
+                    "-c", f"unix_socket_directories={sockets}", "-c", f"port={PORT}"]
+    begin = time.perf_counter()
+    process = ctx.start(server + (KNOBS if knobs else []), os.path.join(ctx.base, "postgres.log"))
+    ready = [f"{bin_}/pg_isready", "-q", "-h", sockets, "-p", PORT, "-U", "bench"]
+    wait_until(lambda: subprocess.run(ready, check=False).returncode == 0, process, "postgres")
+    seconds = time.perf_counter() - begin
+    return process, ctx.server(read_pid(os.path.join(data, "postmaster.pid"))), seconds
+
+
 def run(ctx, variant, trace=None):
     scale, seconds = sizes(ctx, probe=trace is not None)
     bin_ = bindir()
     data = ctx.fresh_dir(variant, "pgdata", owner=USER)
     sockets = ctx.fresh_dir(variant, "pgsock", owner=USER)
-    log = os.path.join(ctx.base, "postgres.log")
     pre = (trace or []) + as_user(USER) + variant.prefix
     client = as_user(USER) + variant.prefix
     times = {}
 
-    initdb = [f"{bin_}/initdb", "-D", data, "-U", "bench", "--auth=trust", "-E", "UTF8"]
-    times["initdb"], _ = timed(pre + initdb + (["--no-sync"] if variant.knobs else []))
-
-    server = pre + [f"{bin_}/postgres", "-D", data, "-c", "listen_addresses=",
-                    "-c", f"unix_socket_directories={sockets}", "-c", f"port={PORT}"]
-    start = time.perf_counter()
-    process = ctx.start(server + (KNOBS if variant.knobs else []), log)
-    ready = [f"{bin_}/pg_isready", "-q", "-h", sockets, "-p", PORT, "-U", "bench"]
-    wait_until(lambda: subprocess.run(ready, check=False).returncode == 0, process, "postgres")
-    times["start"] = time.perf_counter() - start
-    pid = ctx.server(read_pid(os.path.join(data, "postmaster.pid")))
+    times["initdb"], _ = timed(pre + initdb(bin_, data, variant.knobs))
+    process, pid, times["start"] = start(ctx, pre, data, sockets, variant.knobs)
     mapped = library_mapped(pid, variant.library) if variant.library else None
 
     connect = ["-h", sockets, "-p", PORT, "-U", "bench"]
@@ -86,9 +95,9 @@ def run(ctx, variant, trace=None):
                            + connect + ["postgres"])
     _, report = timed(client + [f"{bin_}/pgbench", "-c", "4", "-j", "2", "-T", str(seconds),
                               "-n"] + connect + ["postgres"])
-    start = time.perf_counter()
+    begin = time.perf_counter()
     stop(process, pid)
-    times["stop"] = time.perf_counter() - start
+    times["stop"] = time.perf_counter() - begin
 
     result = {"tps": tps(report)}
     result["lifecycle"] = times["initdb"] + times["start"] + times["init"] + times["stop"]

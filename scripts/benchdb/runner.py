@@ -5,8 +5,9 @@ The headline file system (the first of --fs, a fresh ext4 by default) gets
 every mode; tmpfs gets `plain` only (no disk: the speed limit every ratio
 is taken against); the other file systems get `plain` and `eatmydata`, with
 --side-reps repetitions. Repetitions are interleaved, each round in a
-rotated order, and every run starts after a sync(), on a file system made
-for it, so that no variant pays for another's writeback or deletions. Each
+rotated order, and every run starts on a file system made for it, synced
+(syncfs) before it starts, so that no variant pays for another's writeback
+or deletions. Each
 run's CPU time (its own cgroup, and the machine's) and its loop device's
 writes and flushes are recorded beside its own figures.
 """
@@ -65,7 +66,10 @@ def attempt(ctx, module, variant, failures, trace=None):
         with fs.make(variant.fs, ctx.base, size(ctx)) as mounted:
             ctx.mounted = mounted
             try:
-                settle()
+                if hasattr(module, "stage"):
+                    # before the sync: not the run's writes
+                    module.stage(ctx, variant, probe=trace is not None)
+                settle(mounted.path)  # mkfs's, mount's and stage's writes are not the run's
                 before = mounted.counters()
                 logs = server_logs(ctx.base)
                 common.STDERR.clear()
@@ -78,10 +82,13 @@ def attempt(ctx, module, variant, failures, trace=None):
                 for key, value in (device or {}).items():
                     result[f"device {key}"] = value
                 result.update(accounting.figures)
+                if trace is None and hasattr(module, "check"):
+                    module.check(ctx, variant)
                 ctx.fs_seen.setdefault(variant.fs, mounted.describe())
                 return result, mapped
             finally:
                 ctx.stop_all()
+                ctx.unmount_all()
                 ctx.mounted = None
     except (RuntimeError, subprocess.TimeoutExpired) as error:
         say(f"{module.NAME} {variant.name}: FAILED: {str(error)[-300:]}")
@@ -112,8 +119,10 @@ def bench(ctx, module, chosen):
             say(f"{module.NAME} {variant.mode.name}: "
                 f"{proof.describe(traced[variant.mode.name])}")
         data["strace"] = traced.get(variant.mode.name)
-    for rep in range(max(v.reps for v in chosen)):
-        due = [v for v in chosen if v.reps > rep]
+    cap = getattr(module, "FULL_REPS", None) if ctx.args.full else None
+    reps = {v.name: min(v.reps, cap or v.reps) for v in chosen}
+    for rep in range(max(reps.values())):
+        due = [v for v in chosen if reps[v.name] > rep]
         turn = rep % len(due)
         for variant in due[turn:] + due[:turn]:
             data = outcome[variant.name]
@@ -124,7 +133,7 @@ def bench(ctx, module, chosen):
             if mapped is not None:
                 data["mapped"].append(mapped)
             shown = ", ".join(f"{k} {v:.2f}" for k, v in result.items() if " " not in k)
-            say(f"{module.NAME} rep {rep + 1}/{variant.reps} {variant.name}: {shown}")
+            say(f"{module.NAME} rep {rep + 1}/{reps[variant.name]} {variant.name}: {shown}")
     for data in outcome.values():
         mapped = all(data["mapped"]) if data["mapped"] else None
         data["proof"] = proof.describe(data["strace"], mapped)

@@ -1,6 +1,7 @@
 """The workloads the bench knows, in the order they run.
 
-To add one, write a module in this directory and add its name here. A
+To add one, write a module in this directory and add its name here (a
+`-` in the name is a `_` in the module's). A
 workload module has:
 
 - NAME: its name for `--only`;
@@ -19,20 +20,27 @@ workload module has:
   recorded with ctx.server, so that they are stopped whatever happens.
 
 A workload may also have prepare(ctx): called once before its runs, to
-make input files outside every run's time and CPU accounting.
+make input files outside every run's time and CPU accounting;
+stage(ctx, variant, probe): called on each run's new file system before
+the sync that starts the run, to put files in place that are not the run's
+work (probe: for the short strace run; mounts made with ctx.bind are undone
+after the run); and
+check(ctx, variant): called after each timed run, outside its accounting,
+on the same file system, to verify what the run left (raise RuntimeError).
 
 Sizes follow ctx.args.quick (CI: seconds), the default, and ctx.args.full
 (the seeds' workloads at full size). A workload that only makes sense at
 full size sets FULL_ONLY = True: it runs with --full, or when named in
---only.
+--only. One too big to repeat within the full run's half hour sets
+FULL_REPS (the most repetitions of any variant under --full).
 """
 
 import importlib
 
-NAMES = ["sqlite", "postgres", "mariadb", "fio"]
+NAMES = ["sqlite", "postgres", "mariadb", "fio", "mariadb-dump", "postgres-suite", "apt"]
 
 
 def load(names=None):
     """The workload modules, all of them or those named, in NAMES order."""
-    return [importlib.import_module(f"benchdb.{name}") for name in NAMES
+    return [importlib.import_module(f"benchdb.{name.replace('-', '_')}") for name in NAMES
             if names is None or name in names]

@@ -1,0 +1,128 @@
+"""PostgreSQL as a test suite uses it (a seed's case: a Testcontainers suite
+that spent 17% of its time in TRUNCATE between tests).
+
+A fresh cluster is made and started, the schema created once (as a
+migration tool would), then hundreds of "tests" run in one session, each
+creating data in five tables (single-row and multi-row INSERTs, one
+explicit transaction, an UPDATE, a query) and emptying them all with
+TRUNCATE afterwards. Each test also records itself in a table that is never
+truncated; after the run the server is started again without any library or
+knob, and every test's row must be there.
+"""
+
+import os
+import signal
+import time
+
+from . import postgres
+from .common import as_user, library_mapped, stop, timed
+
+NAME = "postgres-suite"
+FULL_ONLY = True
+PACKAGES = postgres.PACKAGES
+MEASURES = [("suite", "PostgreSQL test suite: {tests} tests, each ending in TRUNCATE", "s")]
+TABLES = ("customer", "account", "orders", "item", "event")
+SCHEMA = """
+CREATE TABLE customer (id bigserial PRIMARY KEY, name text NOT NULL, email text UNIQUE NOT NULL);
+CREATE TABLE account (id bigserial PRIMARY KEY,
+                      customer_id bigint NOT NULL REFERENCES customer(id),
+                      balance numeric(12,2) NOT NULL DEFAULT 0);
+CREATE TABLE orders (id bigserial PRIMARY KEY,
+                     customer_id bigint NOT NULL REFERENCES customer(id),
+                     status text NOT NULL, created timestamptz NOT NULL DEFAULT now());
+CREATE INDEX orders_customer ON orders (customer_id);
+CREATE TABLE item (id bigserial PRIMARY KEY, order_id bigint NOT NULL REFERENCES orders(id),
+                   sku text NOT NULL, qty int NOT NULL);
+CREATE INDEX item_order ON item (order_id);
+CREATE TABLE event (id bigserial PRIMARY KEY, kind text NOT NULL, payload jsonb NOT NULL);
+CREATE TABLE test_run (test int PRIMARY KEY, finished timestamptz NOT NULL DEFAULT now());
+"""
+
+
+def tests(ctx, probe=False):
+    if probe:
+        return 5
+    return 200 if ctx.args.full else (30 if ctx.args.quick else 100)
+
+
+def one_test(n):
+    """One test: fixtures, the code under test, assertions, then the cleanup."""
+    customers = ", ".join(f"('user {n}-{k}', 'u{n}-{k}@example.org')" for k in range(5))
+    items = ", ".join(f"(currval('orders_id_seq'), 'SKU-{k}', {k + 1})" for k in range(8))
+    return f"""
+INSERT INTO customer (name, email) VALUES {customers};
+INSERT INTO account (customer_id, balance) SELECT id, 100 FROM customer;
+BEGIN;
+INSERT INTO orders (customer_id, status) SELECT min(id), 'new' FROM customer;
+INSERT INTO item (order_id, sku, qty) VALUES {items};
+COMMIT;
+UPDATE account SET balance = balance - 10 WHERE customer_id = (SELECT min(id) FROM customer);
+UPDATE orders SET status = 'paid';
+INSERT INTO event (kind, payload) VALUES ('order.paid', '{{"test": {n}}}');
+SELECT o.status, sum(i.qty) FROM orders o JOIN item i ON i.order_id = o.id GROUP BY o.status;
+INSERT INTO test_run (test) VALUES ({n});
+TRUNCATE {", ".join(TABLES)} RESTART IDENTITY CASCADE;
+"""
+
+
+def script(ctx, count):
+    path = os.path.join(ctx.base, f"suite-{count}.sql")
+    if not os.path.exists(path):
+        with open(path, "w") as out:
+            for n in range(1, count + 1):
+                out.write(one_test(n))
+        os.chmod(path, 0o644)  # psql runs as the postgres user
+    return path
+
+
+def prepare(ctx):
+    script(ctx, tests(ctx))
+
+
+def versions():
+    return []  # the postgres workload's line says which server
+
+
+def describe(ctx):
+    return {"suite": MEASURES[0][1].format(tests=tests(ctx))}
+
+
+def psql(sockets, *argv):
+    return [f"{postgres.bindir()}/psql", "-X", "-q", "-h", sockets, "-p", postgres.PORT,
+            "-U", "bench", "-d", "postgres", "-v", "ON_ERROR_STOP=1"] + list(argv)
+
+
+def run(ctx, variant, trace=None):
+    count = tests(ctx, probe=trace is not None)
+    bin_ = postgres.bindir()
+    data = ctx.fresh_dir(variant, "pgdata", owner=postgres.USER)
+    sockets = ctx.fresh_dir(variant, "pgsock", owner=postgres.USER)
+    pre = (trace or []) + as_user(postgres.USER) + variant.prefix
+    client = as_user(postgres.USER) + variant.prefix
+    times = {}
+    times["initdb"], _ = timed(pre + postgres.initdb(bin_, data, variant.knobs))
+    process, pid, times["start"] = postgres.start(ctx, pre, data, sockets, variant.knobs)
+    mapped = library_mapped(pid, variant.library) if variant.library else None
+    times["schema"], _ = timed(client + psql(sockets, "-c", SCHEMA))
+    times["suite"], _ = timed(client + psql(sockets, "-o", "/dev/null", "-f",
+                                            script(ctx, count)))
+    begin = time.perf_counter()
+    stop(process, pid, signal.SIGINT)
+    times["stop"] = time.perf_counter() - begin
+    result = {"suite": times["suite"]}
+    result.update({f"phase {name}": value for name, value in times.items()})
+    return result, mapped
+
+
+def check(ctx, variant):
+    """Restart without the library: every test's row is there."""
+    data, sockets = (os.path.join(ctx.mounted.path, name) for name in ("pgdata", "pgsock"))
+    pre = as_user(postgres.USER)
+    process, pid, _ = postgres.start(ctx, pre, data, sockets, knobs=False)
+    _, out = timed(pre + psql(sockets, "-A", "-t", "-c",
+                              "SELECT count(*), sum(test) FROM test_run"))
+    stop(process, pid, signal.SIGINT)
+    count = tests(ctx)
+    if out.strip() != f"{count}|{count * (count + 1) // 2}":
+        raise RuntimeError(f"postgres-suite: after restart found {out.strip()!r} "
+                           f"of {count} tests")

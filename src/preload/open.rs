@@ -28,16 +28,30 @@ pub const fn without_direct(flags: c_int) -> c_int {
 /// The flags an open (`open`, `openat`, `openat2`, the fortified
 /// `__open_2` family) goes on with, under this process's policy: the one
 /// decision for every way of opening.
+/// The switches are read once: this runs on every open a program makes.
+#[inline]
 pub fn open_flags(flags: c_int) -> c_int {
-    if !policy::eating() {
+    let switches = policy::switches();
+    if !switches.eating() {
         return flags;
     }
-    status_flags(counted(Skip::SyncOpen, flags, without_sync(flags)))
+    let without = without_sync(flags);
+    let given = if switches.drop_direct() {
+        without_direct(without)
+    } else {
+        without
+    };
+    if given != flags && switches.reporting() {
+        counted(Skip::SyncOpen, flags, without);
+        counted(Skip::Direct, without, given);
+    }
+    given
 }
 
 /// The file status flags `fcntl(F_SETFL)` goes on with. `F_SETFL` cannot
 /// set `O_SYNC` or `O_DSYNC` (Linux ignores them there), so only
 /// `O_DIRECT` is at stake.
+#[inline]
 pub fn status_flags(flags: c_int) -> c_int {
     if !policy::drop_direct() {
         return flags;

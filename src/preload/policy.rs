@@ -124,26 +124,63 @@ fn first_state() -> u8 {
     state
 }
 
+/// The switches as read once, for a decision that asks several questions.
+#[derive(Clone, Copy)]
+pub struct Switches(u8);
+
+impl Switches {
+    /// Whether the library is eating syncs in this process.
+    #[inline(always)]
+    pub fn eating(self) -> bool {
+        self.0 & DISABLED == 0
+    }
+
+    /// Whether `O_DIRECT` is dropped from opens and `F_SETFL`.
+    #[inline(always)]
+    pub fn drop_direct(self) -> bool {
+        self.0 & (DISABLED | KEEP_DIRECT) == 0
+    }
+
+    /// Whether this process counts what it skips, for `eatmydata --report`.
+    #[inline(always)]
+    pub fn reporting(self) -> bool {
+        self.0 & (DISABLED | REPORT) == REPORT
+    }
+
+    /// Whether this process records where it skips syncs, for
+    /// `eatmydata --sync-at-exit`.
+    #[inline(always)]
+    pub fn flushing(self) -> bool {
+        self.0 & (DISABLED | FLUSH) == FLUSH
+    }
+}
+
+/// This process's switches.
+#[inline(always)]
+pub fn switches() -> Switches {
+    Switches(state())
+}
+
 /// Whether the library is eating syncs in this process.
 pub fn eating() -> bool {
-    state() & DISABLED == 0
+    switches().eating()
 }
 
 /// Whether `O_DIRECT` is dropped from opens and `F_SETFL`.
 pub fn drop_direct() -> bool {
-    state() & (DISABLED | KEEP_DIRECT) == 0
+    switches().drop_direct()
 }
 
 /// Whether this process counts what it skips, for `eatmydata --report`.
 pub fn reporting() -> bool {
-    state() & (DISABLED | REPORT) == REPORT
+    switches().reporting()
 }
 
 /// Whether this process records where it skips syncs, for
 /// `eatmydata --sync-at-exit`.
 #[inline(always)]
 pub fn flushing() -> bool {
-    state() & (DISABLED | FLUSH) == FLUSH
+    switches().flushing()
 }
 
 /// `eatmydata_eating`: the shim's question, as a C boolean.

@@ -16,9 +16,9 @@ use core::ffi::{c_int, c_long};
 use core::mem::MaybeUninit;
 
 use crate::errno::{self, fail};
-use crate::flush;
 use crate::next::raw;
 use crate::report::{Skip, count};
+use crate::{flush, policy};
 
 /// What a descriptor is to the sync calls.
 #[derive(Debug, PartialEq)]
@@ -107,6 +107,7 @@ fn slow_target(fd: c_int) -> Result<Target, c_int> {
 }
 
 /// What `fsync(fd)` or `fdatasync(fd)` would answer, without the flush.
+#[inline(always)]
 pub fn fsync_status(fd: c_int) -> c_int {
     match target(fd) {
         Err(failed) => failed,
@@ -126,9 +127,20 @@ pub fn fsync_would_succeed(fd: c_int) -> bool {
 
 /// Success, counted as a skip of `kind`, with `fd`'s file system recorded.
 fn skipped(kind: Skip, fd: c_int) -> c_int {
+    let switches = policy::switches();
+    if switches.reporting() || switches.flushing() {
+        told(kind, fd);
+    }
+    0
+}
+
+/// A skip counted for `--report` and its file system recorded for
+/// `--sync-at-exit`, whichever is on: off the path of a plain skip.
+#[cold]
+#[inline(never)]
+fn told(kind: Skip, fd: c_int) {
     count(kind);
     flush::note_fd(fd);
-    0
 }
 
 /// What `syncfs(fd)` would answer, without the flush.

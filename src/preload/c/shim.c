@@ -86,19 +86,26 @@ EMD_NEXT_NAMES(EMD_CACHE)
 
 /* An open with its flags decided (`given`, for the arguments to name); when
  * they were changed, the descriptor is told to Rust, for --sync-at-exit:
- * its writes, too, reach the disk only at the flush. Opens that ask for no
- * sync flag cost one comparison more. */
+ * its writes, too, reach the disk only at the flush. An open that asks for
+ * no sync flag stays a tail call. */
 #define PASS_OPEN(name, flags, ...)                                           \
 	do {                                                                  \
-		int given = eatmydata_open_flags(flags);                      \
 		__typeof__(&name) next_fn = NEXT(name);                      \
 		if (!next_fn)                                                 \
 			return eatmydata_missing();                           \
-		int fd = next_fn(__VA_ARGS__);                                \
-		if (fd >= 0 && given != (flags))                              \
-			eatmydata_opened(fd);                                 \
-		return fd;                                                    \
+		int given = eatmydata_open_flags(flags);                      \
+		if (__builtin_expect(given == (flags), 1))                    \
+			return next_fn(__VA_ARGS__);                          \
+		return opened(next_fn(__VA_ARGS__));                          \
 	} while (0)
+
+/* The descriptor an open returned with its flags changed, told to Rust. */
+static int opened(int fd)
+{
+	if (fd >= 0)
+		eatmydata_opened(fd);
+	return fd;
+}
 
 /* Whether open(2) reads a mode: the rule of glibc's __OPEN_NEEDS_MODE. */
 #define NEEDS_MODE(flags)                                                     \

@@ -20,6 +20,7 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,16 @@ use crate::supervise::exit_like;
 
 /// The variable that names the list to the library.
 pub const VARIABLE: &str = protocol::FLUSH_LIST;
+
+/// The list, made empty before the command starts. Any user may append to
+/// it: a process the command runs as another user (`runuser -u postgres`)
+/// must be able to record its file systems, or its data would not be
+/// flushed. It holds device numbers only; a stray record costs one syncfs.
+pub fn create_list() -> io::Result<PrivateFile> {
+    let list = PrivateFile::create("flush")?;
+    std::fs::set_permissions(list.path(), std::fs::Permissions::from_mode(0o622))?;
+    Ok(list)
+}
 
 /// Whether to flush at exit: the option, or the switch.
 pub fn asked(option: bool) -> bool {

@@ -142,7 +142,7 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
         .report
         .then(|| scratch::PrivateFile::create("report"));
     let report = report.transpose().map_err(Error::Report)?;
-    let list = sync_at_exit.then(|| scratch::PrivateFile::create("flush"));
+    let list = sync_at_exit.then(flush::create_list);
     let list = list.transpose().map_err(Error::FlushList)?;
     settings.extend(
         report

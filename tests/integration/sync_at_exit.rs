@@ -464,3 +464,15 @@ fn a_file_system_gone_before_the_flush_falls_back_to_sync() {
     );
     assert!(fs.holds(&text));
 }
+
+#[test]
+fn a_process_run_as_another_user_records_too() {
+    let fs = LoopFs::new("atexit-user", 32);
+    control_then_synced(&fs, "user", |synced, text| {
+        let script = format!(
+            "runuser -u nobody -- sh -c \"{}\"",
+            write_synced(text, &fs.join(text))
+        );
+        eatmydata_sh(&options(synced, &[]), &script).success()
+    });
+}

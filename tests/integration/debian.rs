@@ -19,6 +19,13 @@ mod recipes; // apt-eatmydata-action, a command prefix, LD_PRELOAD by bare name,
 const DEBIANS_COMMAND: &str = "130-2";
 const DEBIANS_LIBRARY: &str = "130-2+b1";
 
+/// Debian's multiarch library folder on this machine's architecture.
+pub const LIBDIR: &str = if cfg!(target_arch = "aarch64") {
+    "/usr/lib/aarch64-linux-gnu"
+} else {
+    "/usr/lib/x86_64-linux-gnu"
+};
+
 /// The two packages `scripts/package-deb` builds, and their version.
 pub struct Packages {
     pub command: PathBuf,

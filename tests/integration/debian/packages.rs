@@ -6,10 +6,11 @@
 use std::fs;
 use std::process::Command;
 
-use super::{DEBIANS_COMMAND, DEBIANS_LIBRARY, Tree, packages};
+use super::{DEBIANS_COMMAND, DEBIANS_LIBRARY, LIBDIR, Tree, packages};
 
 const DEBIANS_COMMAND_DEB: &str = "/var/cache/apt/archives/eatmydata_130-2_all.deb";
-const DEBIANS_LIBRARY_DEB: &str = "/var/cache/apt/archives/libeatmydata1_130-2+b1_amd64.deb";
+// The only libeatmydata1 archive in the tree: Debian's, for its architecture.
+const DEBIANS_LIBRARY_DEB: &str = "/var/cache/apt/archives/libeatmydata1_130-2+b1_*.deb";
 
 /// The files (not folders) a package holds, as paths from `/`.
 fn files_of(deb: &std::path::Path) -> Vec<String> {
@@ -57,13 +58,13 @@ fn dpkg_i_replaces_debians_packages_and_remove_and_purge_leave_nothing() {
     assert!(fs::read(&command).unwrap().starts_with(b"\x7fELF"));
     // Debian's library file went with its package; ours is under its SONAME
     // with the bare name beside it.
-    let libraries = tree.ok("ls /usr/lib/x86_64-linux-gnu/ | grep eatmydata");
+    let libraries = tree.ok(&format!("ls {LIBDIR} | grep eatmydata"));
     assert_eq!(libraries, "libeatmydata.so\nlibeatmydata.so.1\n");
     let verbose = tree.sh("eatmydata -v true");
     assert!(verbose.status.success());
     assert!(
         String::from_utf8_lossy(&verbose.stderr)
-            .contains("with /usr/lib/x86_64-linux-gnu/libeatmydata.so.1 preloaded"),
+            .contains(&format!("with {LIBDIR}/libeatmydata.so.1 preloaded")),
         "{}",
         String::from_utf8_lossy(&verbose.stderr)
     );
@@ -88,7 +89,7 @@ fn dpkg_i_replaces_debians_packages_and_remove_and_purge_leave_nothing() {
     assert_eq!(left(&tree), Vec::<String>::new(), "left after dpkg -P");
     assert!(!tree.path().join("usr/share/doc/eatmydata").exists());
     assert_eq!(
-        tree.ok("ls /usr/lib/x86_64-linux-gnu/ | grep -c eatmydata || true"),
+        tree.ok(&format!("ls {LIBDIR} | grep -c eatmydata || true")),
         "0\n"
     );
 }

@@ -8,7 +8,7 @@
 
 use std::process::Command;
 
-use super::Tree;
+use super::{LIBDIR, Tree};
 use crate::loopfs::LoopFs;
 
 /// Packages in the minbase tree whose archives it keeps: no network needed.
@@ -91,7 +91,7 @@ fn mmdebstrap_hook_steps_run_dpkg_through_the_packaged_command() {
     let tree = Tree::on(&fs);
     tree.ok("dpkg -P eatmydata libeatmydata1");
     let root = tree.path().to_str().unwrap();
-    let libdir = "/usr/lib/x86_64-linux-gnu";
+    let libdir = LIBDIR;
     let extract = format!(
         "set -e
          dpkg-deb --fsys-tarfile {root}/tmp/eatmydata.deb |

@@ -217,3 +217,28 @@ fn a_program_running_under_the_library_outlives_its_removal() {
     tree.install_ours();
     check("ours", &tree.ok(script));
 }
+
+/// lintian, Debian's package checker, finds no error in either package. The
+/// warnings it keeps are listed in the README (Debian packages).
+#[test]
+fn lintian_finds_no_error() {
+    let packages = packages();
+    let output = Command::new("lintian")
+        .args(["--fail-on", "error", "--pedantic"])
+        .arg(&packages.command)
+        .arg(&packages.library)
+        .output()
+        .expect("run lintian (scripts/setup-test-deps installs it)");
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{report}");
+    assert!(
+        !report.lines().any(|line| line.starts_with("E:")),
+        "{report}"
+    );
+    // Control: it did read them; this warning is expected (the bare name
+    // must be in the library package, for LD_PRELOAD=libeatmydata.so).
+    assert!(
+        report.contains("libeatmydata1: link-to-shared-library-in-wrong-package"),
+        "{report}"
+    );
+}

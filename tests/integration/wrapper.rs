@@ -102,6 +102,14 @@ fn a_missing_library_exits_125_and_says_where_it_looked() {
         message.starts_with("eatmydata: cannot find libeatmydata.so"),
         "{message}"
     );
+    // What `cargo install` leaves, and what to do about it.
+    for advice in [
+        "cargo install",
+        "libeatmydata1 package",
+        "scripts/install.sh",
+    ] {
+        assert!(message.contains(advice), "{advice}: {message}");
+    }
     assert!(
         message.contains(&dir.join("bin/libeatmydata.so").display().to_string()),
         "{message}"

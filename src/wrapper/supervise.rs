@@ -82,6 +82,12 @@ pub trait Duty {
     fn start(&mut self) -> Option<RawFd>;
     /// The descriptor is readable.
     fn ready(&mut self);
+    /// How long it may wait before `idle` is due, in ms (-1: never).
+    fn timeout(&self) -> c_int {
+        -1
+    }
+    /// Nothing came for `timeout` ms.
+    fn idle(&mut self) {}
 }
 
 /// A duty being served: its descriptor, until it hangs up.
@@ -163,7 +169,7 @@ fn serve_until_exit(served: &mut Served, pid: c_int) {
     let mut ended = false;
     while served.open && !ended {
         // Without a pidfd (before 5.3), look for the end every 100 ms.
-        ended = serve_once(served, pidfd, 100);
+        ended = serve_once(served, pidfd, if pidfd < 0 { 100 } else { -1 });
         if pidfd < 0 {
             let flags = libc::WNOHANG | libc::WNOWAIT | libc::WEXITED;
             let mut info = MaybeUninit::<libc::siginfo_t>::zeroed();
@@ -197,9 +203,19 @@ fn serve_once(served: &mut Served, also: RawFd, timeout: c_int) -> bool {
             revents: 0,
         },
     ];
+    let timeout = match (timeout, served.duty.timeout()) {
+        (-1, wanted) => wanted,
+        (given, -1) => given,
+        (given, wanted) => given.min(wanted),
+    };
     // SAFETY: two valid entries; negative descriptors are skipped.
-    if unsafe { libc::poll(polls.as_mut_ptr(), 2, timeout) } <= 0 {
-        return false; // a timeout, or EINTR from a forwarded signal
+    match unsafe { libc::poll(polls.as_mut_ptr(), 2, timeout) } {
+        0 => {
+            served.duty.idle();
+            return false;
+        }
+        ..0 => return false, // EINTR from a forwarded signal
+        _ => {}
     }
     if polls[0].revents & libc::POLLIN != 0 {
         served.duty.ready();

@@ -96,6 +96,16 @@ impl Duty for Handoff {
         Some(fd)
     }
 
+    fn timeout(&self) -> std::ffi::c_int {
+        self.supervisor.as_ref().map_or(-1, Supervisor::timeout)
+    }
+
+    fn idle(&mut self) {
+        if let Some(supervisor) = &mut self.supervisor {
+            supervisor.idle();
+        }
+    }
+
     fn ready(&mut self) {
         if let Some(supervisor) = &mut self.supervisor
             && let Err(error) = supervisor.serve_one()

@@ -199,6 +199,20 @@ impl Supervisor {
         self.listener.fd()
     }
 
+    /// How long until mapped rings are to be let go (-1: none is mapped).
+    pub fn timeout(&self) -> std::ffi::c_int {
+        if self.rings.holds_any() {
+            uring::KEPT.as_millis() as std::ffi::c_int
+        } else {
+            -1
+        }
+    }
+
+    /// Nothing came for a while: let go of the rings not in use.
+    pub fn idle(&mut self) {
+        self.rings.forget_unused(std::time::Instant::now());
+    }
+
     /// Reads one call and answers it.
     pub fn serve_one(&mut self) -> io::Result<()> {
         let Some(call) = self.listener.receive()? else {

@@ -17,10 +17,12 @@
 //!
 //! A ring's layout (where the index array is, the entry size) is learnt at
 //! `io_uring_setup` (its flags) and at the `mmap` of its entries, where the
-//! supervisor first holds the ring; rings are told apart by inode (each
-//! ring has its own). Nothing of a ring is kept open between calls: a
-//! mapping would keep the ring, and its registered files, alive after the
-//! program closed it.
+//! supervisor first holds the ring; rings are told apart by device and
+//! inode (each ring has its own inode). The supervisor keeps its mappings
+//! of a ring while the ring is in use, and lets them go once no submission
+//! came for `KEPT` (a mapping keeps the ring, and its registered files,
+//! alive after the program closed it; the kernel tears a closed ring down
+//! in the background anyway).
 //!
 //! SQPOLL would let a kernel thread read entries with no call at all, so it
 //! is taken out of the setup flags: a program that reads the flags back
@@ -30,13 +32,15 @@
 //! the thread, and that call submits.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
-use std::ptr;
+use std::time::{Duration, Instant};
 
+use super::mapping::Map;
 use super::notify::{Answer, Call};
-use super::rules::{IORING_OFF_SQES, RWF_SYNCS, open_flags};
+use super::rules::{IORING_OFF_SQES, open_flags};
+use super::sqe::rewrite;
 
 const SETUP_SQPOLL: u32 = 1 << 1;
 const SETUP_SQ_AFF: u32 = 1 << 2;
@@ -50,15 +54,6 @@ const SETUP_NO_SQARRAY: u32 = 1 << 16;
 const LAYOUT_FLAGS: u32 = SETUP_SQE128 | SETUP_CQE32 | SETUP_NO_SQARRAY;
 const SQ_NEED_WAKEUP: u32 = 1;
 const ENTER_REGISTERED_RING: u64 = 1 << 4;
-
-pub const OP_NOP: u8 = 0;
-pub const OP_WRITEV: u8 = 2;
-pub const OP_FSYNC: u8 = 3;
-pub const OP_WRITE_FIXED: u8 = 5;
-pub const OP_SYNC_FILE_RANGE: u8 = 8;
-pub const OP_OPENAT: u8 = 18;
-pub const OP_WRITE: u8 = 23;
-pub const OP_OPENAT2: u8 = 28;
 
 /// `struct io_uring_params`: ten u32 of settings, then the two offset sets.
 #[derive(Clone, Copy, Default)]
@@ -107,11 +102,25 @@ struct Pending {
     no_sqpoll: bool,
 }
 
+/// How long the supervisor keeps a ring mapped after its last submission.
+pub const KEPT: Duration = Duration::from_millis(100);
+
+/// A ring: its device and inode.
+type Key = (u64, u64);
+
+/// A ring's submission queue and entries, mapped in the supervisor.
+struct Mapped {
+    sq: Map,
+    sqes: Map,
+    used: Instant,
+}
+
 #[derive(Default)]
 pub struct Rings {
     pending: Vec<Pending>,
-    known: HashMap<u64, Layout>,
+    known: HashMap<Key, Layout>,
     layouts: HashMap<(u32, u32, u32), Layout>,
+    mapped: HashMap<Key, Mapped>,
 }
 
 fn tgid(call: &Call) -> u32 {
@@ -159,7 +168,7 @@ impl Rings {
         if call.args[5] != u64::from(IORING_OFF_SQES) {
             return Answer::Continue;
         }
-        let Some((ring, inode)) = ring_of(call, call.args[4] as i32) else {
+        let Some((ring, key)) = ring_of(call, call.args[4] as i32, true) else {
             return Answer::Continue;
         };
         if !still_waiting() {
@@ -176,8 +185,9 @@ impl Rings {
             if no_sqpoll && let Ok(map) = Map::new(&ring, layout.ring_len(), 0) {
                 map.or_u32(layout.sq[SQ_FLAGS] as usize, SQ_NEED_WAKEUP);
             }
-            if pending.is_some() || !self.known.contains_key(&inode) {
-                self.known.insert(inode, layout);
+            if pending.is_some() || !self.known.contains_key(&key) {
+                self.known.insert(key, layout);
+                self.mapped.remove(&key);
             }
         }
         Answer::Continue
@@ -194,22 +204,24 @@ impl Rings {
         if call.args[3] & ENTER_REGISTERED_RING != 0 {
             return Answer::Continue;
         }
-        let Some((ring, inode)) = ring_of(call, call.args[0] as i32) else {
+        let Some((ring, key)) = ring_of(call, call.args[0] as i32, false) else {
             return Answer::Continue;
         };
-        let Some(layout) = self.known.get(&inode).copied() else {
+        let Some(layout) = self.known.get(&key).copied() else {
             return Answer::Continue;
         };
         if !still_waiting() {
             return Answer::Continue;
         }
-        let sqes_len = layout.entries as usize * layout.sqe_size;
-        let (Ok(sq), Ok(sqes)) = (
-            Map::new(&ring, layout.ring_len(), 0),
-            Map::new(&ring, sqes_len, u64::from(IORING_OFF_SQES)),
-        ) else {
+        let now = Instant::now();
+        self.forget_unused(now);
+        let Some(Mapped { sq, sqes, used }) = (match self.mapped.entry(key) {
+            Entry::Occupied(entry) => Some(entry.into_mut()),
+            Entry::Vacant(entry) => map(&ring, &layout, now).map(|ring| entry.insert(ring)),
+        }) else {
             return Answer::Continue;
         };
+        *used = now;
         let head = sq.u32(layout.sq[SQ_HEAD] as usize);
         let tail = sq.u32(layout.sq[SQ_TAIL] as usize);
         let mask = sq.u32(layout.sq[SQ_MASK] as usize);
@@ -223,10 +235,21 @@ impl Rings {
                 sq.u32(layout.sq[SQ_ARRAY] as usize + 4 * slot as usize)
             };
             if index < layout.entries {
-                rewrite(&sqes, index as usize * layout.sqe_size, dropped, call);
+                rewrite(sqes, index as usize * layout.sqe_size, dropped, call);
             }
         }
         Answer::Continue
+    }
+
+    /// Lets go of the rings not submitted to for `KEPT`.
+    pub fn forget_unused(&mut self, now: Instant) {
+        self.mapped
+            .retain(|_, ring| now.duration_since(ring.used) < KEPT);
+    }
+
+    /// Whether any ring is still mapped (and so to be forgotten later).
+    pub fn holds_any(&self) -> bool {
+        !self.mapped.is_empty()
     }
 
     /// The layout of `ring`, made with setup `flags`: the fixed offsets and
@@ -252,6 +275,16 @@ impl Rings {
     }
 }
 
+/// The queue and entries of `ring`, mapped.
+fn map(ring: &OwnedFd, layout: &Layout, now: Instant) -> Option<Mapped> {
+    let sqes_len = layout.entries as usize * layout.sqe_size;
+    Some(Mapped {
+        sq: Map::new(ring, layout.ring_len(), 0).ok()?,
+        sqes: Map::new(ring, sqes_len, u64::from(IORING_OFF_SQES)).ok()?,
+        used: now,
+    })
+}
+
 /// Makes and closes a ring, for the offsets the kernel gives it.
 fn throwaway(entries: u32, cq_entries: u32, flags: u32) -> io::Result<Params> {
     let mut params = Params::default();
@@ -273,160 +306,22 @@ fn throwaway(entries: u32, cq_entries: u32, flags: u32) -> io::Result<Params> {
     Ok(params)
 }
 
-/// The caller's descriptor `fd` if it is a ring, with its inode.
-fn ring_of(call: &Call, fd: i32) -> Option<(OwnedFd, u64)> {
+/// The caller's descriptor `fd` if it is a ring (looked at by name when
+/// `check`; else any known key is a ring's), with its key.
+fn ring_of(call: &Call, fd: i32, check: bool) -> Option<(OwnedFd, Key)> {
     let fd = call.caller.descriptor(fd).ok()?;
-    let link = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
-    if link.as_os_str() != "anon_inode:[io_uring]" {
+    if check {
+        let link = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+        if link.as_os_str() != "anon_inode:[io_uring]" {
+            return None;
+        }
+    }
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::zeroed();
+    // SAFETY: fstat of our own descriptor into a buffer of its size.
+    if unsafe { libc::fstat(fd.as_raw_fd(), stat.as_mut_ptr()) } != 0 {
         return None;
     }
-    let inode = std::fs::File::from(fd.try_clone().ok()?)
-        .metadata()
-        .ok()?
-        .ino();
-    Some((fd, inode))
-}
-
-/// One entry rewritten in place, if it asks for durability.
-fn rewrite(sqes: &Map, at: usize, dropped: u32, call: &Call) {
-    let opcode = sqes.u8(at);
-    match opcode {
-        OP_FSYNC | OP_SYNC_FILE_RANGE if flushes(sqes, at, call) => {
-            // ioprio, off, addr, len, op flags; buf_index; file index, addr3.
-            for (offset, len) in [(2, 2), (8, 24), (40, 2), (44, 12)] {
-                sqes.zero(at + offset, len);
-            }
-            sqes.set_u8(at, OP_NOP);
-        }
-        OP_WRITE | OP_WRITEV | OP_WRITE_FIXED => {
-            let flags = sqes.u32(at + 28);
-            if flags & RWF_SYNCS != 0 {
-                sqes.set_u32(at + 28, flags & !RWF_SYNCS);
-            }
-        }
-        OP_OPENAT => {
-            let flags = sqes.u32(at + 28);
-            if flags & dropped != 0 {
-                sqes.set_u32(at + 28, flags & !dropped);
-            }
-        }
-        OP_OPENAT2 => {
-            let how = sqes.u64(at + 8);
-            if let Ok(flags) = call.caller.read_value::<u64>(how)
-                && flags & u64::from(dropped) != 0
-            {
-                let _ = call
-                    .caller
-                    .write(how, &(flags & !u64::from(dropped)).to_ne_bytes());
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Whether a sync entry would reach a disk: its file is registered with
-/// the ring (not looked at), or a descriptor of the caller's that seeks.
-/// Any other (no such descriptor, a pipe) is left to the kernel, which
-/// answers it with the error it gives without eatmydata, flushing nothing.
-fn flushes(sqes: &Map, at: usize, call: &Call) -> bool {
-    const FIXED_FILE: u8 = 1;
-    if sqes.u8(at + 1) & FIXED_FILE != 0 {
-        return true;
-    }
-    let fd = sqes.u32(at + 4) as i32;
-    call.caller.descriptor(fd).is_ok_and(|file| {
-        // SAFETY: lseek that moves nothing, on our own copy.
-        unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_CUR) >= 0 }
-    })
-}
-
-/// A shared mapping of part of a ring, unmapped when dropped.
-struct Map {
-    base: *mut u8,
-    len: usize,
-}
-
-impl Map {
-    fn new(ring: &OwnedFd, len: usize, offset: u64) -> io::Result<Map> {
-        // SAFETY: a new shared mapping of the ring's region; the kernel
-        // checks the offset and length.
-        let base = unsafe {
-            libc::mmap(
-                ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                ring.as_raw_fd(),
-                offset as libc::off_t,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Map {
-            base: base.cast(),
-            len,
-        })
-    }
-
-    /// A pointer to `size` bytes at `at`, or None past the end.
-    fn at(&self, at: usize, size: usize) -> Option<*mut u8> {
-        // SAFETY: in bounds of the mapping, checked first.
-        (at.checked_add(size)? <= self.len).then(|| unsafe { self.base.add(at) })
-    }
-
-    fn u8(&self, at: usize) -> u8 {
-        // SAFETY: in bounds; the memory is shared with the kernel and
-        // another process, so read once, volatile.
-        self.at(at, 1)
-            .map_or(0, |p| unsafe { ptr::read_volatile(p) })
-    }
-
-    fn u32(&self, at: usize) -> u32 {
-        // SAFETY: in bounds and 4-aligned (ring offsets are), volatile.
-        self.at(at, 4)
-            .map_or(0, |p| unsafe { ptr::read_volatile(p.cast::<u32>()) })
-    }
-
-    fn u64(&self, at: usize) -> u64 {
-        // SAFETY: in bounds and 8-aligned (entry fields are), volatile.
-        self.at(at, 8)
-            .map_or(0, |p| unsafe { ptr::read_volatile(p.cast::<u64>()) })
-    }
-
-    fn set_u8(&self, at: usize, value: u8) {
-        if let Some(p) = self.at(at, 1) {
-            // SAFETY: in bounds, writable shared memory.
-            unsafe { ptr::write_volatile(p, value) };
-        }
-    }
-
-    fn set_u32(&self, at: usize, value: u32) {
-        if let Some(p) = self.at(at, 4) {
-            // SAFETY: in bounds, aligned, writable shared memory.
-            unsafe { ptr::write_volatile(p.cast::<u32>(), value) };
-        }
-    }
-
-    fn or_u32(&self, at: usize, bits: u32) {
-        if let Some(p) = self.at(at, 4) {
-            // SAFETY: in bounds and aligned; the kernel changes other bits
-            // of this word atomically, so this is atomic too.
-            let word = unsafe { &*p.cast::<std::sync::atomic::AtomicU32>() };
-            word.fetch_or(bits, std::sync::atomic::Ordering::SeqCst);
-        }
-    }
-
-    fn zero(&self, at: usize, len: usize) {
-        for i in 0..len {
-            self.set_u8(at + i, 0);
-        }
-    }
-}
-
-impl Drop for Map {
-    fn drop(&mut self) {
-        // SAFETY: our own mapping, unmapped once.
-        unsafe { libc::munmap(self.base.cast(), self.len) };
-    }
+    // SAFETY: filled by fstat.
+    let stat = unsafe { stat.assume_init() };
+    Some((fd, (stat.st_dev, stat.st_ino)))
 }

@@ -12,6 +12,9 @@
  *                               written out and waited for with an
  *                               IORING_OP_SYNC_FILE_RANGE: range=RES
  *   uring_probe bad FILE        bad input: NAME=0 or NAME=ERRNONAME
+ *   uring_probe parent          how many io_uring mappings the parent holds
+ *                               while a ring is in use, and after it is
+ *                               closed: held=N released=N
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -177,6 +180,30 @@ static int bad(const char *path) {
     return loop(path, 1, 0);
 }
 
+/* The parent's mappings of io_uring regions. */
+static int parent_rings(void) {
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)getppid());
+    FILE *maps = fopen(path, "r");
+    int count = 0;
+    while (maps && fgets(line, sizeof line, maps))
+        count += strstr(line, "io_uring") != NULL;
+    if (maps) fclose(maps);
+    return count;
+}
+
+static int parent(void) {
+    struct io_uring ring;
+    if (io_uring_queue_init(4, &ring, 0)) return 1;
+    io_uring_prep_nop(next(&ring));
+    if (io_uring_submit_and_wait(&ring, 1) != 1) return 1;
+    printf("held=%d\n", parent_rings());
+    io_uring_queue_exit(&ring);
+    usleep(500 * 1000);
+    printf("released=%d\n", parent_rings());
+    return 0;
+}
+
 int main(int argc, char **argv) {
     memset(block, 'u', sizeof block);
     if (argc == 3 && strcmp(argv[1], "chain") == 0) return chain(argv[2]);
@@ -185,7 +212,8 @@ int main(int argc, char **argv) {
         return loop(argv[2], atol(argv[3]), IORING_SETUP_SQPOLL);
     if (argc == 3 && strcmp(argv[1], "bad") == 0) return bad(argv[2]);
     if (argc == 3 && strcmp(argv[1], "range") == 0) return range(argv[2]);
-    fprintf(stderr, "usage: %s chain FILE | loop FILE N | sqpoll FILE N | range FILE | bad FILE\n",
+    if (argc == 2 && strcmp(argv[1], "parent") == 0) return parent();
+    fprintf(stderr, "usage: %s chain FILE | loop FILE N | sqpoll FILE N | range FILE | bad FILE | parent\n",
             argv[0]);
     return 2;
 }

@@ -177,3 +177,23 @@ fn bad_ring_input_gets_the_kernels_answers() {
         assert_eq!(run("--seccomp"), control, "{}", program.display());
     }
 }
+
+#[test]
+fn the_supervisor_lets_a_closed_ring_go() {
+    for program in liburing_probes() {
+        let run = |mode: &str| {
+            results(&eatmydata(&[
+                mode.as_ref(),
+                program.as_os_str(),
+                "parent".as_ref(),
+            ]))
+        };
+        // Without a supervisor the parent is the test, which maps no ring.
+        let control = run("--no-seccomp");
+        assert_eq!((&*control["held"], &*control["released"]), ("0", "0"));
+        // The supervisor maps the ring while it is used, not after.
+        let supervised = run("--seccomp");
+        assert_ne!(supervised["held"], "0");
+        assert_eq!(supervised["released"], "0");
+    }
+}

@@ -435,3 +435,34 @@ fn testcontainers_python_runs_a_container_with_the_library() {
     );
     assert!(disk.join("b").is_file());
 }
+
+#[test]
+fn root_in_a_container_gets_the_filter_and_true_advice() {
+    // Root in a container lacks CAP_SYS_ADMIN: seccomp mode must set
+    // no_new_privs, and "run eatmydata as root" would be wrong advice.
+    let program = crate::common::probe("sync_errors", &["-static"]);
+    let dir = TempDir::new("podman-root");
+    let root = dir.join("root");
+    musl_root(&root, &[&program]);
+    let image = Image::import(
+        &root,
+        &format!("eatmydata-test-root-{}", std::process::id()),
+    );
+    let inside = format!("/bin/{}", program.file_name().unwrap().to_string_lossy());
+    let plain = podman_ok(&["run", "--rm", &image.0, &inside, "/tmp/a"]);
+    assert!(plain.contains("fsync(pipe): EINVAL"), "control: {plain}");
+    let output = podman()
+        .args(["run", "--rm", &image.0, "/bin/eatmydata", &inside, "/tmp/b"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run podman");
+    assert!(output.status.success(), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("fsync(pipe): ok"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("no_new_privs") && stderr.contains("root here lacks CAP_SYS_ADMIN"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("run eatmydata as root"), "{stderr}");
+}

@@ -52,7 +52,7 @@ def svg(panels, caption):
             '.label{font-size:12px;text-anchor:end}.value{font-size:12px}'
             '.spread{stroke:#000;stroke-width:1.5}.caption{font-size:11px;fill:#555}</style>'
             f'<rect width="{WIDTH}" height="{height}" fill="#fff"/>'
-            f'<text x="10" y="20" class="title">eatmydata: real databases, median of runs '
+            f'<text x="10" y="20" class="title">eatmydata: real workloads, median of runs '
             f'(line: min–max)</text>')
     foot = f'<text x="10" y="{height - 8}" class="caption">{escape(caption)}</text></svg>\n'
     return head + "".join(parts) + foot

@@ -30,6 +30,7 @@ JOBS = [  # (key, engine, sync): the bench's jobs, one measure each
     ("io_uring-fdatasync", "io_uring", "fdatasync"),
     ("io_uring-sync_file_range", "io_uring", "sync_file_range"),
 ]
+CHART = ["psync-fsync", "io_uring-fsync"]  # the README chart's panels
 MEASURES = [(key, f"fio {engine}, {{size}} in 4k writes, each + {sync}", "s")
             for key, engine, sync in JOBS]
 
@@ -63,7 +64,7 @@ def outcome(report):
 def size(ctx, probe=False):
     if probe:
         return "64k"
-    return "256k" if ctx.args.quick else "2M"
+    return "256k" if ctx.args.quick or ctx.args.full else "2M"
 
 
 def versions():

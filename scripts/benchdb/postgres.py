@@ -43,7 +43,7 @@ def version_key(path):
 def sizes(ctx, probe=False):
     if probe:
         return 1, 2
-    return (2, 4) if ctx.args.quick else (5, 8)
+    return (2, 4) if ctx.args.quick or ctx.args.full else (5, 8)
 
 
 def versions():

@@ -139,15 +139,51 @@ def phases(workloads, results):
     return lines
 
 
-def chart_data(workloads, results, describe_all):
-    """(title, unit, [(variant, median, min, max, speedup)]) for each measure."""
+def chart_data(workloads, results, describe_all, everything=True):
+    """(title, unit, [(variant, median, min, max, speedup)]) for each measure;
+    with everything=False only the headline's variants and tmpfs, and only a
+    workload's CHART measures (if it names them)."""
     panels = []
     for module in workloads:
         outcome = results.get(module.NAME)
         if not outcome:
             continue
         for key, _, unit in module.MEASURES:
+            if not everything and key not in getattr(module, "CHART", [key]):
+                continue
             rows = measure_rows(outcome, key, unit)
-            bars = [(v, r["median"], r["min"], r["max"], r["speedup"]) for v, r in rows.items()]
+            bars = [(v, r["median"], r["min"], r["max"], r["speedup"]) for v, r in rows.items()
+                    if everything or outcome[v]["baseline"] == "plain"]
             panels.append((describe_all[module.NAME][key], unit, bars))
     return panels
+
+
+def summary(workloads, results, describe_all, name):
+    """The README's table: the headline file system's modes and tmpfs, each
+    as plain's figure and the others' speedups, for the workloads that ran."""
+    columns = []
+    for outcome in results.values():
+        for variant, data in outcome.items():
+            if (data["baseline"] == "plain" and variant not in columns):
+                columns.append(variant)
+    lines = ["| workload | " + " | ".join(columns) + " |",
+             "|---|" + "--:|" * len(columns)]
+    for module in workloads:
+        outcome = results.get(module.NAME)
+        if not outcome:
+            continue
+        for key, _, unit in module.MEASURES:
+            rows = measure_rows(outcome, key, unit)
+            cells = []
+            for variant in columns:
+                row = rows.get(variant)
+                if row is None:
+                    cells.append("–")
+                elif variant == "plain":
+                    cells.append(number(row["median"], unit) + (" tps" if unit == "tps" else " s"))
+                else:
+                    cells.append(ratio(row["speedup"]))
+            lines.append(f"| {describe_all[module.NAME][key]} | " + " | ".join(cells) + " |")
+    return lines + ["", f"Medians, in run [{name}](docs/benchmarks/{name}.md): plain's "
+                        "time (or tps), the others' speedup against it, all on the headline "
+                        "file system except tmpfs."]

@@ -17,7 +17,7 @@ MEASURES = [("total", "SQLite {rows:,} autocommit INSERTs", "s")]
 def rows(ctx, probe=False):
     if probe:
         return 300
-    return 500 if ctx.args.quick else 5_000
+    return 500 if ctx.args.quick or ctx.args.full else 2_000
 
 
 def script(ctx, count, synchronous):

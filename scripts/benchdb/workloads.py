@@ -8,6 +8,7 @@ workload module has:
 - MEASURES: [(key, title, unit)], unit "s" (shorter is better) or "tps"
   (higher is better); a title may use fields that `describe` fills in;
 - PACKAGES: {program: Debian package} it needs (installed when missing);
+- CHART (optional): the MEASURES keys the README's chart shows (default all);
 - describe(ctx) -> {key: title}: the titles at this run's sizes;
 - versions() -> [str]: lines for the report ("sqlite3: 3.40.1");
 - run(ctx, variant, trace=None) -> (result, mapped): one run. `result` has
@@ -29,10 +30,11 @@ check(ctx, variant): called after each timed run, outside its accounting,
 on the same file system, to verify what the run left (raise RuntimeError).
 
 Sizes follow ctx.args.quick (CI: seconds), the default, and ctx.args.full
-(the seeds' workloads at full size). A workload that only makes sense at
-full size sets FULL_ONLY = True: it runs with --full, or when named in
---only. One too big to repeat within the full run's half hour sets
-FULL_REPS (the most repetitions of any variant under --full).
+(the seeds' workloads at full size; the small workloads keep their quick
+sizes there, so that the whole matrix fits in half an hour). A workload
+that only makes sense at full size sets FULL_ONLY = True: it runs with
+--full, or when named in --only. One too big to repeat within the full
+run's half hour sets FULL_REPS (the most repetitions of a variant there).
 """
 
 import importlib

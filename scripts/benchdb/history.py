@@ -1,0 +1,41 @@
+"""The results history: each recorded run (--record) leaves its whole report
+in docs/benchmarks/, named by its date and commit, and the README's
+benchmark table and chart become that run's. A regression then shows up
+as a diff between two files of the history.
+"""
+
+import os
+import re
+import shutil
+
+START, END = "<!-- bench-db: table -->", "<!-- /bench-db: table -->"
+
+
+def stamp(about, commit):
+    """"2026-12-01-0215-55f1463" from the report's date line and the commit."""
+    date = re.sub(r"[^0-9]", "", about[0].split(":", 1)[1])[:12]
+    return f"{date[:4]}-{date[4:6]}-{date[6:8]}-{date[8:12]}-{commit}"
+
+
+def record(root, name, about, body, summary, chart):
+    """Write the run's report (`about` lines, then `body`) and chart into the
+    history, the summary and chart into the README; return the report's path."""
+    folder = os.path.join(root, "docs/benchmarks")
+    os.makedirs(folder, exist_ok=True)
+    report = os.path.join(folder, f"{name}.md")
+    with open(report, "w") as out:
+        out.write(f"# bench-db run {name}\n\n![chart]({name}.svg)\n\n"
+                  + "\n".join(f"- {line}" for line in about) + "\n\n" + "\n".join(body) + "\n")
+    shutil.copyfile(chart, os.path.join(folder, f"{name}.svg"))
+    readme = os.path.join(root, "README.md")
+    with open(readme) as file:
+        text = file.read()
+    if START not in text or END not in text:
+        raise SystemExit(f"bench-db: {readme} has no {START} ... {END} to replace")
+    before, rest = text.split(START, 1)
+    after = rest.split(END, 1)[1]
+    block = "\n".join([START, ""] + summary + ["", f"![bars per workload and variant]"
+                                                   f"(docs/benchmarks/{name}.svg)", "", END])
+    with open(readme, "w") as file:
+        file.write(before + block + after)
+    return report

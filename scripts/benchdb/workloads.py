@@ -39,7 +39,7 @@ run's half hour sets FULL_REPS (the most repetitions of a variant there).
 
 import importlib
 
-NAMES = ["sqlite", "postgres", "mariadb", "fio", "mariadb-dump", "postgres-suite", "apt"]
+NAMES = ["sqlite", "postgres", "mariadb", "container", "fio", "mariadb-dump", "postgres-suite", "apt"]
 
 
 def load(names=None):

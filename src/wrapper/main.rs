@@ -20,7 +20,6 @@
 
 mod args;
 mod client;
-mod elf;
 mod error;
 mod exec;
 mod flush;
@@ -35,8 +34,10 @@ mod scratch;
 mod search;
 mod seccomp;
 mod supervise;
+mod target;
 
 use args::{Action, Invocation};
+use eatmydata_elf as elf;
 use error::Error;
 use seccomp::handoff::{self, Handoff};
 use seccomp::{decide, filter};
@@ -86,10 +87,11 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
     let library = library::locate()?;
     let program = search::resolve(&invocation.command)?;
     let preload = preload::with_library(&library, std::env::var_os("LD_PRELOAD").as_deref())?;
+    let kind = target::kind(&program, &library);
     let decision = decide::decide(
         invocation.seccomp,
         &invocation.command,
-        elf::kind(&program),
+        kind,
         decide::set_id_of(&program),
     );
     for notice in &decision.notices {
@@ -99,11 +101,17 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
     if let Some(note) = client::notice(&invocation.command, silence.as_deref()) {
         eprintln!("eatmydata: {note}");
     }
+    // Not into a program whose loader would refuse it, or die of it.
+    let preloaded = !matches!(kind, elf::Kind::Foreign(_));
     if invocation.verbose {
+        let with = if preloaded {
+            format!("with {} preloaded", library.display())
+        } else {
+            "without the library".to_owned()
+        };
         eprintln!(
-            "eatmydata: running {} with {} preloaded{}",
+            "eatmydata: running {} {with}{}",
             program.display(),
-            library.display(),
             if decision.seccomp {
                 format!(" and the seccomp filter ({})", filter::abi_names())
             } else {
@@ -111,7 +119,10 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
             }
         );
     }
-    let mut settings = vec![(preload::VARIABLE, preload)];
+    let mut settings = Vec::new();
+    if preloaded {
+        settings.push((preload::VARIABLE, preload));
+    }
     if invocation.keep_direct {
         settings.push((protocol::KEEP_DIRECT, "1".into()));
     }
@@ -201,6 +212,8 @@ fn install_supervised(side: handoff::ChildSide) -> Result<(), Error> {
 
 fn say_no_new_privs(set: filter::NoNewPrivs) {
     if set == filter::NoNewPrivs::Set {
-        eprintln!("eatmydata: {}", decide::NO_NEW_PRIVS_NOTICE);
+        // SAFETY: geteuid cannot fail and touches no memory.
+        let root = unsafe { libc::geteuid() } == 0;
+        eprintln!("eatmydata: {}", decide::no_new_privs_notice(root));
     }
 }

@@ -3,13 +3,18 @@
 //! `aio_suspend`, a signal's code and value, a thread's call -- and the
 //! errors of bad requests.
 
-use crate::common::{Run, TempDir, fio_flushes, library, probe};
+use crate::common::{Libc, Run, TempDir, fio_flushes, library, probe, probe_for};
 use crate::loopfs::LoopFs;
 
 #[test]
 fn aio_fsync_completes_without_a_flush_and_notifies_as_libc_does() {
+    check_aio_fsync(Libc::Glibc);
+}
+
+/// The aio_fsync probe built against `libc`, with and without the library.
+pub fn check_aio_fsync(libc: Libc) {
     let dir = TempDir::new("aio-fsync");
-    let program = probe("aio_fsync", &["-lrt", "-lpthread"]);
+    let program = probe_for(libc, "aio_fsync", &["-lrt", "-lpthread"]);
     let flushes = &["fsync", "fdatasync"];
     let plain = Run::new(&program)
         .arg(dir.join("data"))

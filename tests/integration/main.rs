@@ -11,6 +11,7 @@ mod corpus; // everyday programs give the same results with the library
 mod debian; // our .deb packages on a Debian 12 tree, and the tools that use eatmydata
 mod durability; // nothing lost on a clean shutdown: SQLite, PostgreSQL, MariaDB
 mod field; // what breaks preload libraries: constructors, threads, fork, cancellation
+mod foreign; // 32-bit programs, and musl ones with a library musl cannot load
 mod lookup; // next definitions found, and missing ones failing the call
 mod loopfs; // file systems of a test's own on loop devices, and their flush counters
 mod manpage; // eatmydata(1) lists every option and variable of --help

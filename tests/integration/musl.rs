@@ -8,7 +8,7 @@ use std::fs;
 use std::process::Command;
 
 use crate::common::{Libc, Run, TempDir, library, musl_loader, probe_for};
-use crate::{open, raw_syscall, report, sync, wrapper};
+use crate::{aio, open, raw_syscall, report, sync, wrapper};
 
 /// The names a shared object defines (`nm -D --defined-only`).
 fn defined_names(object: &std::path::Path) -> BTreeSet<String> {
@@ -151,4 +151,10 @@ fn a_forked_musl_child_reports_its_own_skips() {
 fn the_command_runs_musl_programs_with_the_library() {
     wrapper::check_command_runs(Libc::Musl);
     report::check_command_report(Libc::Musl);
+}
+
+#[test]
+fn musl_aio_fsync_completes_without_a_flush() {
+    // musl's aiocb keeps the result and error where glibc's does.
+    aio::check_aio_fsync(Libc::Musl);
 }

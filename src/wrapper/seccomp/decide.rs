@@ -13,7 +13,7 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use crate::elf::Kind;
+use crate::elf::{Foreign, Kind};
 
 /// What the command line said about seccomp mode.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -107,8 +107,20 @@ pub fn decide(choice: Choice, command: &OsStr, kind: Kind, set_id: Option<&str>)
         };
     }
     let what = match kind {
-        Kind::Static => "statically linked",
-        Kind::Go => "a Go program",
+        Kind::Static => "statically linked, which LD_PRELOAD cannot reach",
+        Kind::Go => "a Go program, which LD_PRELOAD cannot reach",
+        // The command does not preload the library into these.
+        Kind::Foreign(Foreign::Bits32) => {
+            "a 32-bit program, which the (64-bit) library cannot be loaded into"
+        }
+        Kind::Foreign(Foreign::UnknownLoader) => {
+            "run by a loader that is neither glibc's nor musl's, so the library is not \
+             preloaded into it"
+        }
+        Kind::Foreign(Foreign::LibraryNotForMusl) => {
+            "a musl program, and the library found needs a name musl does not have (an \
+             older libeatmydata?), so it is not preloaded into it"
+        }
         Kind::Dynamic | Kind::Unknown => {
             return Decision {
                 seccomp: choice == Choice::On,
@@ -118,7 +130,7 @@ pub fn decide(choice: Choice, command: &OsStr, kind: Kind, set_id: Option<&str>)
     };
     if choice == Choice::Auto {
         notices.push(format!(
-            "{name} is {what}, which LD_PRELOAD cannot reach; \
+            "{name} is {what}; \
              using seccomp mode (--seccomp) for it, --no-seccomp turns this off"
         ));
     }
@@ -128,10 +140,22 @@ pub fn decide(choice: Choice, command: &OsStr, kind: Kind, set_id: Option<&str>)
     }
 }
 
-/// What `no_new_privs` means for the programs below, said when we set it.
-pub const NO_NEW_PRIVS_NOTICE: &str = "seccomp mode set no_new_privs, as the kernel \
-requires without CAP_SYS_ADMIN: setuid and setgid programs started under it (sudo, su, \
-passwd) run without their privileges, and may fail; run eatmydata as root to avoid this";
+/// What `no_new_privs` means for the programs below, said when we set it;
+/// what avoids it depends on whether we are root already (root without
+/// CAP_SYS_ADMIN is what most containers run as).
+pub fn no_new_privs_notice(root: bool) -> String {
+    let avoid = if root {
+        "root here lacks CAP_SYS_ADMIN (as in most containers); only a process \
+         with it avoids this"
+    } else {
+        "run eatmydata as root to avoid this"
+    };
+    format!(
+        "seccomp mode set no_new_privs, as the kernel requires without CAP_SYS_ADMIN: \
+         setuid and setgid programs started under it (sudo, su, passwd) run without their \
+         privileges, and may fail; {avoid}"
+    )
+}
 
 #[cfg(test)]
 mod tests;

@@ -6,11 +6,15 @@
 #   mariadb.sh write NAME ROWS   new data folder /data/NAME, ROWS inserts,
 #                                each its own transaction (its own fsync)
 #   mariadb.sh check NAME        prints "rows|sum" of what NAME holds
+#
+# MARIADB_OPTIONS, if set, is added to the server's options (the bench's
+# "db knobs": the server's own durability switches).
 set -eu
+options=${MARIADB_OPTIONS:-}
 mode=$1 data=/data/$2
 start() {
   mariadbd --user=root --datadir="$data" --skip-networking --socket=/tmp/db.sock \
-    --pid-file=/tmp/db.pid --log-error=/tmp/db.err &
+    --pid-file=/tmp/db.pid --log-error=/tmp/db.err $options &
   for _ in $(seq 600); do
     mariadb-admin -S /tmp/db.sock ping >/dev/null 2>&1 && return 0
     sleep 0.1
@@ -25,7 +29,7 @@ stop() {
 case "$mode" in
   write)
     rows=$3
-    mariadb-install-db --user=root --datadir="$data" --skip-test-db >/tmp/install.log 2>&1 \
+    mariadb-install-db --user=root --datadir="$data" --skip-test-db $options >/tmp/install.log 2>&1 \
       || { cat /tmp/install.log >&2; exit 1; }
     start
     mariadb -S /tmp/db.sock -e "create database t; create table t.t (x int primary key) engine=innodb"

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errno_name.h"
+
 static sem_t notified;
 static int seen_value;
 static int seen_error = -1;
@@ -28,7 +30,7 @@ static void on_thread(union sigval value)
 
 static const char *name(int error)
 {
-	return error == 0 ? "0" : strerrorname_np(error);
+	return error == 0 ? "0" : errno_name(error);
 }
 
 /* Submits, waits with aio_suspend, prints aio_error and aio_return. */

@@ -46,6 +46,34 @@ fn static_and_go_programs_turn_seccomp_on_and_say_so_once() {
 }
 
 #[test]
+fn programs_the_library_cannot_load_into_are_treated_as_static() {
+    use crate::elf::Foreign;
+    for why in [
+        Foreign::Bits32,
+        Foreign::UnknownLoader,
+        Foreign::LibraryNotForMusl,
+    ] {
+        let kind = Kind::Foreign(why);
+        assert_eq!(notices(Choice::Auto, kind, None), (true, 1), "{why:?}");
+        assert_eq!(notices(Choice::Off, kind, None), (false, 0), "{why:?}");
+    }
+    let decision = decide(
+        Choice::Auto,
+        OsStr::new("prog32"),
+        Kind::Foreign(Foreign::Bits32),
+        None,
+    );
+    assert!(decision.notices[0].starts_with("prog32 is a 32-bit program"));
+}
+
+#[test]
+fn the_no_new_privs_advice_fits_who_we_are() {
+    assert!(no_new_privs_notice(false).ends_with("run eatmydata as root to avoid this"));
+    let root = no_new_privs_notice(true);
+    assert!(root.contains("lacks CAP_SYS_ADMIN") && !root.contains("run eatmydata as root"));
+}
+
+#[test]
 fn dynamic_programs_get_seccomp_only_when_asked() {
     for kind in [Kind::Dynamic, Kind::Unknown] {
         assert_eq!(notices(Choice::Auto, kind, None), (false, 0));

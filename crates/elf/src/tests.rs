@@ -71,6 +71,12 @@ fn build(spec: &Spec) -> Vec<u8> {
     // Program header 0: PT_INTERP or PT_NOTE; 1: a writable PT_LOAD.
     let (flags_at, offset_at, filesz_at) = if is64 { (4, 8, 0x20) } else { (0x18, 4, 0x10) };
     put(&mut out, phoff, if spec.interp { 3 } else { 4 }, 4);
+    // The interpreter's name, in the data segment after Go's magic.
+    let interp_name = b"/lib64/ld-linux-x86-64.so.2\0";
+    let interp_off = data_off + 32;
+    out[interp_off..interp_off + interp_name.len()].copy_from_slice(interp_name);
+    put(&mut out, phoff + offset_at, interp_off as u64, word);
+    put(&mut out, phoff + filesz_at, interp_name.len() as u64, word);
     let load = phoff + phentsize;
     put(&mut out, load, 1, 4);
     put(&mut out, load + flags_at, 6, 4);
@@ -118,11 +124,13 @@ fn an_interpreter_means_dynamic_and_none_static() {
             interp: true,
             ..base
         };
-        assert_eq!(
-            kind_of(&dynamic),
-            Kind::Dynamic,
-            "32: {is32} BE: {big_endian}"
-        );
+        // Under this 64-bit test, a 32-bit program's loader is 32-bit.
+        let expected = if is32 {
+            Kind::Foreign(Foreign::Bits32)
+        } else {
+            Kind::Dynamic
+        };
+        assert_eq!(kind_of(&dynamic), expected, "32: {is32} BE: {big_endian}");
         let static_ = Spec {
             is32,
             big_endian,
@@ -185,4 +193,44 @@ fn a_script_is_its_interpreter() {
 fn this_test_program_is_dynamic() {
     let exe = std::env::current_exe().unwrap();
     assert_eq!(kind(&exe), Kind::Dynamic);
+}
+
+#[test]
+fn the_loader_says_which_libc() {
+    assert_eq!(loader_named(b"/lib64/ld-linux-x86-64.so.2"), Loader::Glibc);
+    assert_eq!(loader_named(b"/lib/ld-linux-aarch64.so.1"), Loader::Glibc);
+    assert_eq!(loader_named(b"/lib/ld-linux.so.2"), Loader::Glibc);
+    assert_eq!(loader_named(b"/lib64/ld64.so.2"), Loader::Glibc);
+    assert_eq!(loader_named(b"/lib/ld-musl-x86_64.so.1"), Loader::Musl);
+    assert_eq!(
+        loader_named(b"/system/bin/linker64"),
+        Loader::Other(PathBuf::from("/system/bin/linker64"))
+    );
+    let exe = std::env::current_exe().unwrap();
+    assert_eq!(inspect(&exe).loader, Some(Loader::Glibc));
+}
+
+#[test]
+fn every_truncation_and_every_flipped_byte_gets_an_answer() {
+    // The fuzz target (fuzz/) does this at random; here, every prefix of
+    // each synthetic file and every byte of its header set to 0xff.
+    for is32 in [false, true] {
+        for interp in [false, true] {
+            let full = build(&Spec {
+                is32,
+                interp,
+                go_section: true,
+                ..Spec::default()
+            });
+            for len in 0..full.len() {
+                let _ = inspect_elf(&full[..len]);
+            }
+            for at in 0..64 {
+                let mut bent = full.clone();
+                bent[at] = 0xff;
+                let _ = inspect_elf(&bent[..]);
+            }
+            assert!(inspect_elf(&full[..]).is_some());
+        }
+    }
 }

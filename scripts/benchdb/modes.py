@@ -36,6 +36,12 @@ def eatmydata(ctx):
     return Mode("eatmydata", [ctx.eatmydata], library=ctx.library)
 
 
+def seccomp(ctx):
+    """eatmydata --seccomp: the library and the supervised seccomp filter,
+    which also makes io_uring's fsyncs free (fio's io_uring jobs)."""
+    return Mode("seccomp", [ctx.eatmydata, "--seccomp"], library=ctx.library)
+
+
 def sync_at_exit(ctx):
     """eatmydata --sync-at-exit: the same, and the file systems where a sync
     was skipped flushed once the command and all it started have ended.
@@ -64,7 +70,8 @@ def knobs(ctx):
     return Mode("db knobs", [], knobs=True)
 
 
-MODES = {"plain": plain, "eatmydata": eatmydata, "sync-at-exit": sync_at_exit,
+MODES = {"plain": plain, "eatmydata": eatmydata, "seccomp": seccomp,
+         "sync-at-exit": sync_at_exit,
          "libeatmydata": original, "db knobs": knobs}
 DEFAULT = ["plain", "eatmydata", "libeatmydata", "db knobs"]
 PACKAGES = {"libeatmydata": "eatmydata"}  # mode -> Debian package it needs

@@ -9,7 +9,9 @@
 //! its umask, and its file-system user, group and supplementary groups
 //! (switched to for the open when they differ from ours, which needs root;
 //! without it the call runs as made, flags and all). A caller with another
-//! root directory (chroot) is left to the kernel too.
+//! root directory (chroot), or with capabilities other than ours (unless it
+//! has none and is not root), is left to the kernel too: the supervisor
+//! never opens what the caller could not.
 //!
 //! The usual gap of such supervisors remains: the path is read from the
 //! caller's memory and resolved a moment later, so another thread of the
@@ -229,7 +231,7 @@ fn ids(status: &str, name: &str) -> Option<Vec<u32>> {
 impl Identity {
     /// The caller's; `None` when it differs from ours and we cannot take it.
     fn of(caller: Caller) -> io::Result<Option<Identity>> {
-        let read = |path: &str| -> io::Result<(u32, u32, Vec<u32>, u32)> {
+        let read = |path: &str| -> io::Result<(u32, u32, Vec<u32>, u32, String)> {
             let status = fs::read_to_string(path)?;
             let bad = || io::Error::other("unreadable status");
             let uid = ids(&status, "Uid:")
@@ -244,7 +246,13 @@ impl Identity {
                 .find_map(|l| l.strip_prefix("Umask:"))
                 .and_then(|m| u32::from_str_radix(m.trim(), 8).ok())
                 .ok_or_else(bad)?;
-            Ok((uid, gid, groups, umask))
+            let caps = status
+                .lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))
+                .unwrap_or_default()
+                .trim()
+                .to_owned();
+            Ok((uid, gid, groups, umask, caps))
         };
         let theirs = read(&caller.proc_path("status"))?;
         let ours = read("/proc/thread-self/status")?;
@@ -253,7 +261,13 @@ impl Identity {
         if !same && unsafe { libc::geteuid() } != 0 {
             return Ok(None);
         }
-        let (fsuid, fsgid, groups, umask) = theirs;
+        // Capabilities decide opens too: the caller's must be ours, or none
+        // with a user other than root (whose switch drops ours for the open).
+        let no_caps = theirs.4.bytes().all(|b| b == b'0') && theirs.0 != 0;
+        if theirs.4 != ours.4 && !no_caps {
+            return Ok(None);
+        }
+        let (fsuid, fsgid, groups, umask, _) = theirs;
         Ok(Some(Identity {
             fsuid,
             fsgid,

@@ -87,3 +87,41 @@ fn bad_input_gets_what_the_kernel_gives() {
         assert_eq!(eaten[name], errno, "{name} under the supervisor");
     }
 }
+
+#[test]
+fn opens_are_made_as_the_caller_with_its_umask() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let scratch = crate::common::TempDir::new("seccomp-identity");
+    let (open, closed) = (scratch.join("open"), scratch.join("closed"));
+    for (dir, mode) in [(&open, 0o777), (&closed, 0o755)] {
+        fs::create_dir(dir).unwrap();
+        fs::set_permissions(dir, fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let program = static_probe();
+    let as_nobody = |mode: &str, file: &std::path::Path| {
+        crate::common::library();
+        let outcome = crate::common::Run::new(crate::common::command())
+            .args([
+                mode,
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+            ])
+            .args(["sh", "-c", "umask 077; exec \"$0\" flags \"$1\" 1"])
+            .arg(&program)
+            .arg(file)
+            .run();
+        results(&outcome)
+    };
+    for (mode, flag) in [("--no-seccomp", "kept"), ("--seccomp", "dropped")] {
+        let file = open.join(mode);
+        assert_eq!(as_nobody(mode, &file)["open_sync"], flag, "{mode}");
+        let made = fs::metadata(&file).unwrap();
+        assert_eq!((made.uid(), made.gid()), (65534, 65534), "{mode}: owner");
+        assert_eq!(made.mode() & 0o777, 0o600, "{mode}: the umask");
+        let refused = as_nobody(mode, &closed.join(mode));
+        assert_eq!(refused["open_sync"], "EACCES", "{mode}");
+        assert!(!closed.join(mode).exists());
+    }
+}

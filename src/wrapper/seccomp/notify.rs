@@ -244,3 +244,40 @@ impl Supervisor {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The structures read and written through the listener are the size
+    /// this kernel says they are (`SECCOMP_GET_NOTIF_SIZES`).
+    #[test]
+    fn notification_structures_are_the_kernels_size() {
+        const SECCOMP_GET_NOTIF_SIZES: libc::c_ulong = 3;
+        let mut sizes = libc::seccomp_notif_sizes {
+            seccomp_notif: 0,
+            seccomp_notif_resp: 0,
+            seccomp_data: 0,
+        };
+        // SAFETY: the kernel fills the three sizes.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                SECCOMP_GET_NOTIF_SIZES,
+                0,
+                &mut sizes as *mut libc::seccomp_notif_sizes,
+            )
+        };
+        assert_eq!(rc, 0);
+        assert_eq!(
+            usize::from(sizes.seccomp_notif),
+            size_of::<libc::seccomp_notif>()
+        );
+        assert_eq!(
+            usize::from(sizes.seccomp_notif_resp),
+            size_of::<libc::seccomp_notif_resp>()
+        );
+        assert_eq!(
+            usize::from(sizes.seccomp_data),
+            size_of::<libc::seccomp_data>()
+        );
+    }
+}

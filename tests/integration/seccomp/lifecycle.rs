@@ -123,3 +123,31 @@ fn a_daemon_is_served_after_the_command_ends_and_not_outlived() {
     }
     assert!(!running(), "a process of the test still runs");
 }
+
+#[test]
+fn without_user_notification_the_plain_filter_is_used_and_said() {
+    library();
+    let refuse = crate::common::probe("no_listener", &[]);
+    let program = static_probe();
+    let run = |wrapped: bool| {
+        let mut run = Run::new(if wrapped { refuse.clone() } else { command() });
+        if wrapped {
+            run = run.arg(command());
+        }
+        run.args(["--seccomp".as_ref(), program.as_os_str(), "calls".as_ref()])
+            .run()
+            .success()
+    };
+    // Control: the supervisor keeps the kernel's answer, says nothing.
+    let supervised = run(false);
+    assert_eq!(results(&supervised)["fsync_badfd"], "EBADF");
+    assert!(!supervised.stderr().contains("user notification"));
+    // Refused: the plain filter answers 0, and the user is told once.
+    let plain = run(true);
+    assert_eq!(results(&plain)["fsync_badfd"], "0");
+    let said = plain
+        .stderr()
+        .matches("no seccomp user notification")
+        .count();
+    assert_eq!(said, 1, "{}", plain.stderr());
+}

@@ -1,21 +1,18 @@
 //! `eatmydata --sync-at-exit`: once the command and everything it started
 //! have ended, flush the file systems on which the library skipped a sync.
 //!
-//! The command runs with `EATMYDATA_FLUSH_LIST` naming a private file. Each
+//! The command runs with `EATMYDATA_FLUSH_LIST` naming a file of ours. Each
 //! process under the library appends a fixed-size record the first time it
 //! skips a sync on a file system (at the skip, so that a process killed by
 //! SIGKILL has told already): `dev` and the device number, or `all` when it
-//! cannot say which (`sync()`, `msync`); see `src/protocol.rs`. Here the
-//! records are read,
-//! each device is found in `/proc/self/mountinfo` and flushed with
-//! `syncfs(2)` on its mount point; `sync(2)` flushes what cannot be named.
-//!
-//! `syncfs` and `sync` are called through libc's own definitions: this
-//! process may itself run under an outer `eatmydata`, whose library would
-//! otherwise eat them.
+//! cannot say which (`sync()`, an `msync` of an unknown range); see
+//! `src/protocol.rs`. Here the records are read, each device is found in
+//! `/proc/self/mountinfo` and flushed with `syncfs(2)` on its mount point;
+//! `sync(2)` flushes what cannot be named. Both are called through libc's
+//! own definitions (`real.rs`).
 
 use std::collections::BTreeSet;
-use std::ffi::{CStr, c_int, c_void};
+use std::ffi::c_int;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io;
@@ -223,55 +220,7 @@ impl Outcome {
     }
 }
 
-/// libc's own `syncfs` and `sync`, found in libc itself rather than by
-/// name, where a library preloaded into this process would come first.
-mod real {
-    use super::*;
-
-    /// libc's definition of `name`, or null.
-    fn find(name: &CStr) -> *mut c_void {
-        // SAFETY: RTLD_NOLOAD only looks up the libc already loaded.
-        let libc =
-            unsafe { libc::dlopen(c"libc.so.6".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
-        if libc.is_null() {
-            return std::ptr::null_mut();
-        }
-        // SAFETY: a handle from dlopen and a C string.
-        unsafe { libc::dlsym(libc, name.as_ptr()) }
-    }
-
-    pub fn syncfs(fd: c_int) -> io::Result<()> {
-        let found = find(c"syncfs");
-        let result = if found.is_null() {
-            // SAFETY: syncfs on a descriptor we own.
-            unsafe { libc::syncfs(fd) }
-        } else {
-            // SAFETY: libc's syncfs, whose prototype this is.
-            let syncfs: unsafe extern "C" fn(c_int) -> c_int =
-                unsafe { std::mem::transmute(found) };
-            // SAFETY: as above.
-            unsafe { syncfs(fd) }
-        };
-        if result == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        }
-    }
-
-    pub fn sync() {
-        let found = find(c"sync");
-        if found.is_null() {
-            // SAFETY: sync(2) has no preconditions.
-            unsafe { libc::sync() };
-        } else {
-            // SAFETY: libc's sync, whose prototype this is.
-            let sync: unsafe extern "C" fn() = unsafe { std::mem::transmute(found) };
-            // SAFETY: as above.
-            unsafe { sync() };
-        }
-    }
-}
+mod real;
 
 /// The status `eatmydata` ends with: the command's, unless it succeeded and
 /// the flush did not, then 125 (our own failure) so that a script notices.

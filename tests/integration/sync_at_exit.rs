@@ -10,14 +10,14 @@
 
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::symlink;
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::common::{Outcome, Run, TempDir, command, library, probe};
 use crate::loopfs::LoopFs;
 
+mod ending; // SIGKILL, a daemon left running, SIGINT during the flush
+mod failures; // a file system that fails its writeback, or is gone
 mod servers; // PostgreSQL and MariaDB stopped inside the command
 
 /// Text that cannot be on any device by chance.
@@ -29,7 +29,7 @@ pub fn marker(label: &str) -> String {
 }
 
 /// A shell line that writes `text` to `file` and fsyncs it (`dd conv=fsync`).
-fn write_synced(text: &str, file: &std::path::Path) -> String {
+pub fn write_synced(text: &str, file: &std::path::Path) -> String {
     format!(
         "printf %s '{text}' | dd of='{}' conv=fsync status=none",
         file.display()
@@ -37,7 +37,7 @@ fn write_synced(text: &str, file: &std::path::Path) -> String {
 }
 
 /// `eatmydata OPTIONS sh -c SCRIPT`.
-fn eatmydata_sh(options: &[&str], script: &str) -> Outcome {
+pub fn eatmydata_sh(options: &[&str], script: &str) -> Outcome {
     library();
     Run::new(command())
         .args(options)
@@ -87,7 +87,11 @@ fn nothing_skipped_means_nothing_flushed() {
 /// The kernel may write a control's data back early when the machine as a
 /// whole has much dirty data (other tests, other work): the control is
 /// then tried again, with a new marker, up to three times.
-fn control_then_synced(fs: &LoopFs, label: &str, run: impl Fn(bool, &str) -> Outcome) -> Outcome {
+pub fn control_then_synced(
+    fs: &LoopFs,
+    label: &str,
+    run: impl Fn(bool, &str) -> Outcome,
+) -> Outcome {
     let mut tries = Vec::new();
     while tries.len() < 3 {
         let control = marker(&format!("{label}-control-{}", tries.len()));
@@ -132,167 +136,18 @@ impl SyncLock {
 }
 
 /// `f`, which calls sync(2), with no control run going on.
-fn whole_machine_sync<T>(f: impl FnOnce() -> T) -> T {
+pub fn whole_machine_sync<T>(f: impl FnOnce() -> T) -> T {
     let _exclusive = SyncLock::take(libc::LOCK_EX);
     f()
 }
 
 /// `--sync-at-exit` when `synced`, and `more` options.
-fn options<'a>(synced: bool, more: &[&'a str]) -> Vec<&'a str> {
+pub fn options<'a>(synced: bool, more: &[&'a str]) -> Vec<&'a str> {
     let mut options = more.to_vec();
     if synced {
         options.push("--sync-at-exit");
     }
     options
-}
-
-#[test]
-fn a_process_killed_by_sigkill_has_told_and_the_signal_is_passed_on() {
-    let fs = LoopFs::new("atexit-kill", 32);
-    library();
-    let run = control_then_synced(&fs, "killed", |synced, text| {
-        // The process that skipped the fsync dies by SIGKILL: no exit
-        // handler runs, the record was written at the skip.
-        let script = format!(
-            "import os; f = open('{}', 'w'); f.write('{text}'); f.flush(); os.fsync(f.fileno()); os.kill(os.getpid(), 9)",
-            fs.join(text).display()
-        );
-        let run = Run::new(command())
-            .args(options(synced, &[]))
-            .args(["python3", "-c", &script])
-            .run();
-        assert_eq!(run.output.status.signal(), Some(9), "{}", run.stderr());
-        run
-    });
-    assert_eq!(run.stderr(), "");
-}
-
-#[test]
-fn a_failing_file_system_is_reported_the_others_flushed_and_the_status_is_125() {
-    library();
-    let good = LoopFs::new("atexit-good", 32);
-    // The bad one's image lies on a tmpfs too small for it: writeback fails.
-    let scratch = TempDir::new("atexit-bad");
-    let small = scratch.join("small");
-    std::fs::create_dir(&small).unwrap();
-    let tmpfs = Tmpfs::mount(&small, "16m");
-    let bad = LoopFs::with_image(TempDir::new("atexit-bad-mnt"), small.join("image"), 64);
-    let text = marker("beside-a-failure");
-    let script = format!(
-        "{}; dd if=/dev/zero of='{}' bs=1M count=24 conv=fsync status=none",
-        write_synced(&text, &good.join("m")),
-        bad.join("big").display()
-    );
-    let run = eatmydata_sh(&["--sync-at-exit"], &script);
-    assert_eq!(run.output.status.code(), Some(125), "{}", run.stderr());
-    let said = format!(
-        "eatmydata: sync-at-exit: cannot flush {} (",
-        bad.path().display()
-    );
-    assert!(run.stderr().starts_with(&said), "{}", run.stderr());
-    assert!(run.stderr().contains("(errno "), "{}", run.stderr());
-    assert!(good.holds(&text), "the good file system was flushed");
-
-    // A failing command's own status wins over the failed flush.
-    let failing = eatmydata_sh(
-        &["--sync-at-exit"],
-        &format!(
-            "dd if=/dev/zero of='{}' bs=1M count=24 conv=fsync status=none; exit 3",
-            bad.join("more").display()
-        ),
-    );
-    assert_eq!(
-        failing.output.status.code(),
-        Some(3),
-        "{}",
-        failing.stderr()
-    );
-    drop(bad);
-    drop(tmpfs);
-}
-
-/// A tmpfs of a given size, unmounted when dropped.
-struct Tmpfs(std::path::PathBuf);
-
-impl Tmpfs {
-    fn mount(at: &std::path::Path, size: &str) -> Tmpfs {
-        let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(at)
-            .status()
-            .expect("run mount");
-        assert!(status.success(), "mount a tmpfs");
-        Tmpfs(at.to_owned())
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
-
-#[test]
-fn the_command_waits_for_what_the_command_left_running() {
-    let fs = LoopFs::new("atexit-daemon", 32);
-    let run = control_then_synced(&fs, "daemon", |synced, text| {
-        // A daemon: in a session of its own, still writing after the
-        // command ended.
-        let script = format!(
-            "setsid sh -c \"sleep 1; {}\" </dev/null >/dev/null 2>&1 & exit 0",
-            write_synced(text, &fs.join(text))
-        );
-        let run = eatmydata_sh(&options(synced, &[]), &script).success();
-        if !synced {
-            // eatmydata did not wait: let the daemon write before looking.
-            std::thread::sleep(Duration::from_millis(1500));
-        }
-        run
-    });
-    assert!(
-        run.stderr()
-            .contains("the command has ended; waiting for the 1 process it left running"),
-        "{}",
-        run.stderr()
-    );
-}
-
-#[test]
-fn sigint_during_the_flush_does_not_cut_it_short() {
-    library();
-    let fs = LoopFs::new("atexit-sigint", 96);
-    let text = marker("interrupted");
-    let started = fs.join("started");
-    let script = format!(
-        "touch '{}'; dd if=/dev/urandom of='{}' bs=1M count=48 conv=fsync status=none; {}",
-        started.display(),
-        fs.join("bulk").display(),
-        write_synced(&text, &fs.join("m"))
-    );
-    let mut child = Command::new(command())
-        .args(["--sync-at-exit", "sh", "-c", &script])
-        .env_remove("LD_PRELOAD")
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("run eatmydata");
-    // SIGINT to eatmydata alone, again and again, from when the command has
-    // started until eatmydata ends: the flush of 48 MB takes the longest.
-    let pid = child.id() as libc::pid_t;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if !started.exists() {
-            // Before the command runs, eatmydata is any program: SIGINT ends it.
-            std::thread::sleep(Duration::from_millis(1));
-            continue;
-        }
-        // SAFETY: a signal to our own child, not yet reaped.
-        unsafe { libc::kill(pid, libc::SIGINT) };
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    assert_eq!(status.code(), Some(0), "{status:?}");
-    assert!(fs.holds(&text), "the flush finished");
 }
 
 #[test]
@@ -439,30 +294,6 @@ fn every_kind_of_skip_records_its_file_system() {
             );
         }
     }
-}
-
-#[test]
-fn a_file_system_gone_before_the_flush_falls_back_to_sync() {
-    let fs = LoopFs::new("atexit-gone", 32);
-    let text = marker("gone");
-    let path = fs.path().display().to_string();
-    let write = write_synced(&text, &fs.join("m"));
-    // The control: mounted at the end, the file system is named.
-    let named = whole_machine_sync(|| eatmydata_sh(&["--sync-at-exit", "-v"], &write).success());
-    let said = format!("flushed 1 file system ({path}) in ");
-    assert!(named.stderr().contains(&said), "{}", named.stderr());
-    // Unmounted by the command (which writes it out), it is nowhere to be
-    // found: sync(2) stands in, and the command's status is kept.
-    let script = format!("{write} && umount '{path}'");
-    let gone = whole_machine_sync(|| eatmydata_sh(&["--sync-at-exit", "-v"], &script).success());
-    assert!(
-        gone.stderr().contains(
-            "flushed 0 file systems and ran sync(2) for a file system without a mount point here"
-        ),
-        "{}",
-        gone.stderr()
-    );
-    assert!(fs.holds(&text));
 }
 
 #[test]

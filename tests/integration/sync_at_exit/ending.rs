@@ -1,0 +1,94 @@
+//! The command's end: by SIGKILL, with a daemon left running, with SIGINT
+//! arriving during the flush.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::{control_then_synced, eatmydata_sh, marker, options, write_synced};
+use crate::common::{Run, command, library};
+use crate::loopfs::LoopFs;
+
+#[test]
+fn a_process_killed_by_sigkill_has_told_and_the_signal_is_passed_on() {
+    let fs = LoopFs::new("atexit-kill", 32);
+    library();
+    let run = control_then_synced(&fs, "killed", |synced, text| {
+        // The process that skipped the fsync dies by SIGKILL: no exit
+        // handler runs, the record was written at the skip.
+        let script = format!(
+            "import os; f = open('{}', 'w'); f.write('{text}'); f.flush(); os.fsync(f.fileno()); os.kill(os.getpid(), 9)",
+            fs.join(text).display()
+        );
+        let run = Run::new(command())
+            .args(options(synced, &[]))
+            .args(["python3", "-c", &script])
+            .run();
+        assert_eq!(run.output.status.signal(), Some(9), "{}", run.stderr());
+        run
+    });
+    assert_eq!(run.stderr(), "");
+}
+
+#[test]
+fn the_command_waits_for_what_the_command_left_running() {
+    let fs = LoopFs::new("atexit-daemon", 32);
+    let run = control_then_synced(&fs, "daemon", |synced, text| {
+        // A daemon: in a session of its own, still writing after the
+        // command ended.
+        let script = format!(
+            "setsid sh -c \"sleep 1; {}\" </dev/null >/dev/null 2>&1 & exit 0",
+            write_synced(text, &fs.join(text))
+        );
+        let run = eatmydata_sh(&options(synced, &[]), &script).success();
+        if !synced {
+            // eatmydata did not wait: let the daemon write before looking.
+            std::thread::sleep(Duration::from_millis(1500));
+        }
+        run
+    });
+    assert!(
+        run.stderr()
+            .contains("the command has ended; waiting for the 1 process it left running"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn sigint_during_the_flush_does_not_cut_it_short() {
+    library();
+    let fs = LoopFs::new("atexit-sigint", 96);
+    let text = marker("interrupted");
+    let started = fs.join("started");
+    let script = format!(
+        "touch '{}'; dd if=/dev/urandom of='{}' bs=1M count=48 conv=fsync status=none; {}",
+        started.display(),
+        fs.join("bulk").display(),
+        write_synced(&text, &fs.join("m"))
+    );
+    let mut child = Command::new(command())
+        .args(["--sync-at-exit", "sh", "-c", &script])
+        .env_remove("LD_PRELOAD")
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("run eatmydata");
+    // SIGINT to eatmydata alone, again and again, from when the command has
+    // started until eatmydata ends: the flush of 48 MB takes the longest.
+    let pid = child.id() as libc::pid_t;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if !started.exists() {
+            // Before the command runs, eatmydata is any program: SIGINT ends it.
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
+        // SAFETY: a signal to our own child, not yet reaped.
+        unsafe { libc::kill(pid, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(fs.holds(&text), "the flush finished");
+}

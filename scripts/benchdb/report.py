@@ -125,7 +125,9 @@ def phases(workloads, results):
         if not outcome:
             continue
         runs = [run for data in outcome.values() for run in data["runs"]]
-        names = [k for k in (runs[0] if runs else {}) if k.startswith("phase ")]
+        # Every phase any run has, in order of first appearance: the
+        # sync-at-exit mode adds "flush" (a part of the phases it ends).
+        names = list(dict.fromkeys(k for run in runs for k in run if k.startswith("phase ")))
         if not names:
             continue
         lines += ["", f"{module.NAME} phases (median seconds):", "",
@@ -134,7 +136,8 @@ def phases(workloads, results):
         for variant, data in outcome.items():
             if not data["runs"]:
                 continue
-            cells = [f"{statistics.median(r[n] for r in data['runs']):.2f}" for n in names]
+            cells = [f"{statistics.median(r[n] for r in data['runs'] if n in r):.2f}"
+                     if any(n in r for r in data["runs"]) else "–" for n in names]
             lines.append(f"| {variant} | " + " | ".join(cells) + " |")
     return lines
 

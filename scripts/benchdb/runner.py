@@ -39,6 +39,20 @@ def variants(ctx, modes):
     return out
 
 
+def full_matrix(ctx, module, chosen):
+    """Under --full, the variants and the most repetitions of one workload.
+
+    The seeds' workloads run on every file system (at most FULL_REPS times);
+    the small ones, there for context at their quick sizes, run on the
+    headline and tmpfs only, twice: so the whole matrix fits in half an hour.
+    """
+    if not ctx.args.full:
+        return chosen, None
+    if getattr(module, "FULL_ONLY", False):
+        return chosen, getattr(module, "FULL_REPS", None)
+    return [v for v in chosen if v.fs in (ctx.args.fs[0], "tmpfs")], 2
+
+
 def size(ctx):
     """The loop file's size (sparse) or tmpfs limit: room for the biggest run."""
     return ctx.args.fs_size << 30
@@ -107,6 +121,7 @@ def probe(ctx, module, variant, failures):
 
 def bench(ctx, module, chosen):
     """Every variant's runs of one workload: {variant name: outcome}."""
+    chosen, cap = full_matrix(ctx, module, chosen)
     outcome = {v.name: {"runs": [], "mapped": [], "failures": [], "fs": v.fs,
                         "mode": v.mode.name, "baseline": v.baseline} for v in chosen}
     traced = {}  # mode -> strace counts: a mode's proof holds on every file system
@@ -119,7 +134,6 @@ def bench(ctx, module, chosen):
             say(f"{module.NAME} {variant.mode.name}: "
                 f"{proof.describe(traced[variant.mode.name])}")
         data["strace"] = traced.get(variant.mode.name)
-    cap = getattr(module, "FULL_REPS", None) if ctx.args.full else None
     reps = {v.name: min(v.reps, cap or v.reps) for v in chosen}
     for rep in range(max(reps.values())):
         due = [v for v in chosen if reps[v.name] > rep]

@@ -289,9 +289,11 @@ fn wait_for_the_rest(mut served: Option<&mut Served>) {
             Some(served) => {
                 serve_once(served, -1, 100);
             }
-            // SAFETY: as above; a signal ends the wait with EINTR.
+            // A blocking waitpid could miss a signal that came just before
+            // it (STOP set, the wait then endless): look every 100 ms.
+            // SAFETY: poll on no descriptor is a sleep a signal cuts short.
             None => unsafe {
-                libc::waitpid(-1, &mut status, 0);
+                libc::poll(std::ptr::null_mut(), 0, 100);
             },
         }
     }

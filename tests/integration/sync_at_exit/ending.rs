@@ -92,3 +92,37 @@ fn sigint_during_the_flush_does_not_cut_it_short() {
     assert_eq!(status.code(), Some(0), "{status:?}");
     assert!(fs.holds(&text), "the flush finished");
 }
+
+#[test]
+fn ctrl_c_stops_the_wait_for_a_daemon_and_flushes_at_once() {
+    library();
+    let mut child = Command::new(command())
+        .args([
+            "--sync-at-exit",
+            "sh",
+            "-c",
+            "setsid sleep 60 </dev/null >/dev/null 2>&1 & exit 0",
+        ])
+        .env_remove("LD_PRELOAD")
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run eatmydata");
+    // The note comes once the command has ended and the daemon is waited for.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut note = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut note).expect("read the note");
+    let daemon: libc::pid_t = note
+        .split("left running (")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|pid| pid.parse().ok())
+        .unwrap_or_else(|| panic!("a pid in: {note}"));
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = child.wait().expect("wait for eatmydata");
+    // SAFETY: the daemon this test started, still running: end it.
+    let alive = unsafe { libc::kill(daemon, libc::SIGKILL) } == 0;
+    assert_eq!(status.code(), Some(0), "{note}");
+    assert!(alive, "the daemon was left running, not killed: {note}");
+}

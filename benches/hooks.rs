@@ -9,7 +9,8 @@
 //! Each call is measured with no library, with ours, and with the original
 //! libeatmydata when it is installed (Debian's `libeatmydata1`), so the
 //! difference is read off one report. Build the library first:
-//! `cargo build --release && cargo bench --bench hooks`.
+//! `cargo build --release && cargo bench --bench hooks` (and
+//! `scripts/build-static` for the static command's start-up).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -135,6 +136,16 @@ fn startup(c: &mut Criterion) {
     group.bench_function("eatmydata true", |b| {
         b.iter(|| run(&setup.eatmydata, &["true"], None))
     });
+    // The static command (scripts/build-static), when it has been built.
+    let target = setup.eatmydata.parent().and_then(Path::parent);
+    let static_command = target.map(|dir| dir.join("static/eatmydata"));
+    if let Some(static_command) = static_command.filter(|path| path.is_file()) {
+        group.bench_function("static eatmydata true", |b| {
+            b.iter(|| run(&static_command, &["true"], None))
+        });
+    } else {
+        eprintln!("startup: no target/static/eatmydata (scripts/build-static makes it)");
+    }
     group.finish();
 }
 

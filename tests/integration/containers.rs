@@ -440,7 +440,7 @@ fn testcontainers_python_runs_a_container_with_the_library() {
 fn root_in_a_container_gets_the_filter_and_true_advice() {
     // Root in a container lacks CAP_SYS_ADMIN: seccomp mode must set
     // no_new_privs, and "run eatmydata as root" would be wrong advice.
-    let program = crate::common::probe("sync_errors", &["-static"]);
+    let program = crate::common::probe("sync_calls", &["-static"]);
     let dir = TempDir::new("podman-root");
     let root = dir.join("root");
     musl_root(&root, &[&program]);
@@ -449,16 +449,29 @@ fn root_in_a_container_gets_the_filter_and_true_advice() {
         &format!("eatmydata-test-root-{}", std::process::id()),
     );
     let inside = format!("/bin/{}", program.file_name().unwrap().to_string_lossy());
-    let plain = podman_ok(&["run", "--rm", &image.0, &inside, "/tmp/a"]);
-    assert!(plain.contains("fsync(pipe): EINVAL"), "control: {plain}");
-    let output = podman()
-        .args(["run", "--rm", &image.0, "/bin/eatmydata", &inside, "/tmp/b"])
-        .stdin(Stdio::null())
-        .output()
-        .expect("run podman");
+    let disk = LoopFs::new("podman-root-disk", 64);
+    let volume = data_volume(&disk);
+    let control = flushes_during(&disk, || {
+        podman_ok(&["run", "--rm", "-v", &volume, &image.0, &inside, "/data/a"]);
+    });
+    let mut output = None;
+    let eaten = flushes_during(&disk, || {
+        output = Some(
+            podman()
+                .args(["run", "--rm", "-v", &volume, &image.0, "/bin/eatmydata"])
+                .args([inside.as_str(), "/data/b"])
+                .stdin(Stdio::null())
+                .output()
+                .expect("run podman"),
+        );
+    });
+    let output = output.unwrap();
     assert!(output.status.success(), "{}", text(&output));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("fsync(pipe): ok"), "{stdout}");
+    assert!(control >= 6, "control: {control} flushes");
+    assert!(
+        eaten <= 2,
+        "{eaten} flushes under seccomp mode ({control} without)"
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("no_new_privs") && stderr.contains("root here lacks CAP_SYS_ADMIN"),

@@ -233,6 +233,7 @@ impl Supervisor {
             | libc::SYS_fdatasync
             | libc::SYS_syncfs
             | libc::SYS_sync_file_range => sync::answer(call),
+            libc::SYS_msync => sync::msync(call),
             libc::SYS_pwritev2 => sync::pwritev2(call, &valid),
             libc::SYS_openat | libc::SYS_openat2 => open::answer(call, self.keep_direct, &valid),
             #[cfg(target_arch = "x86_64")]

@@ -4,13 +4,14 @@
 //!
 //! Ordinary calls must not pay for the supervisor, so only these go to it,
 //! in the native ABI: the sync calls that take a descriptor (a filter
-//! cannot tell an open one from a closed one, and `EBADF` must be kept);
+//! cannot tell an open one from a closed one, and `EBADF` must be kept)
+//! and `msync` (whose checks of the address the kernel makes first);
 //! `open`/`openat` and `pwritev2` whose flags register carries a sync bit
 //! (tested in the filter); every `openat2` (its flags are in memory);
 //! `io_uring_setup`; `io_uring_enter` that submits; and the one `mmap` that
 //! maps a ring's submission entries (offset `IORING_OFF_SQES`), where the
-//! supervisor learns the ring. `sync` and `msync` are answered 0 here, as
-//! by the plain filter. Registering a ring descriptor with the ring
+//! supervisor learns the ring. `sync` is answered 0 here, as by the plain
+//! filter. Registering a ring descriptor with the ring
 //! (`IORING_REGISTER_RING_FDS`, after which `io_uring_enter` names no
 //! descriptor the supervisor could look at) fails with `EINVAL`, as on a
 //! kernel without it.
@@ -61,6 +62,7 @@ mod nr {
 
 /// Native calls always sent to the supervisor.
 pub const NOTIFIED: &[i64] = &[
+    libc::SYS_msync,
     libc::SYS_fsync,
     libc::SYS_fdatasync,
     libc::SYS_syncfs,
@@ -69,7 +71,7 @@ pub const NOTIFIED: &[i64] = &[
     libc::SYS_io_uring_setup,
 ];
 /// Native calls answered 0 by the filter.
-const ANSWERED: &[i64] = &[libc::SYS_sync, libc::SYS_msync];
+const ANSWERED: &[i64] = &[libc::SYS_sync];
 const IO_URING_SETUP: i64 = libc::SYS_io_uring_setup;
 
 /// A place in the program, resolved when it is assembled.

@@ -7,7 +7,10 @@
 #
 # PREFIX defaults to /usr/local (~/.cargo or ~/.local for one user); DESTDIR
 # stages the files for a package. --uninstall removes what an install with
-# the same PREFIX put there, and nothing else.
+# the same PREFIX put there, and nothing else. The command installed is the
+# static one of scripts/build-static, which runs on any system and in any
+# image; with --no-build, that of target/static/, or of target/release/
+# when only a plain `cargo build --release` was made.
 set -euo pipefail
 
 prefix=/usr/local
@@ -50,13 +53,15 @@ if [ "$action" = uninstall ]; then
   exit 0
 fi
 
-[ "$build" = 1 ] && cargo build --release --quiet
-for file in target/release/eatmydata target/release/libeatmydata.so; do
-  [ -f "$file" ] || { echo "eatmydata: install: $file is missing; run cargo build --release" >&2; exit 1; }
+[ "$build" = 1 ] && scripts/build-static >/dev/null
+built=target/static
+[ -f "$built/eatmydata" ] || built=target/release
+for file in "$built/eatmydata" "$built/libeatmydata.so"; do
+  [ -f "$file" ] || { echo "eatmydata: install: $file is missing; run scripts/build-static" >&2; exit 1; }
 done
 install -d "$bindir" "$libdir" "$mandir" "$completions"
-install -m 0755 target/release/eatmydata "$bindir/eatmydata"
-install -m 0644 target/release/libeatmydata.so "$libdir/libeatmydata.so"
+install -m 0755 "$built/eatmydata" "$bindir/eatmydata"
+install -m 0644 "$built/libeatmydata.so" "$libdir/libeatmydata.so"
 install -m 0644 doc/eatmydata.1 "$mandir/eatmydata.1"
 install -m 0644 packaging/debian/eatmydata.bash-completion "$completions/eatmydata"
 echo "installed ${files[*]}"

@@ -231,7 +231,9 @@ fn ids(status: &str, name: &str) -> Option<Vec<u32>> {
 impl Identity {
     /// The caller's; `None` when it differs from ours and we cannot take it.
     fn of(caller: Caller) -> io::Result<Option<Identity>> {
-        let read = |path: &str| -> io::Result<(u32, u32, Vec<u32>, u32, String)> {
+        /// fsuid, fsgid, groups, umask, effective capabilities.
+        type Status = (u32, u32, Vec<u32>, u32, String);
+        let read = |path: &str| -> io::Result<Status> {
             let status = fs::read_to_string(path)?;
             let bad = || io::Error::other("unreadable status");
             let uid = ids(&status, "Uid:")
@@ -255,7 +257,12 @@ impl Identity {
             Ok((uid, gid, groups, umask, caps))
         };
         let theirs = read(&caller.proc_path("status"))?;
-        let ours = read("/proc/thread-self/status")?;
+        // Ours, read once: the supervisor's identity is restored after each open.
+        static OURS: std::sync::OnceLock<Option<Status>> = std::sync::OnceLock::new();
+        let ours = OURS
+            .get_or_init(|| read("/proc/thread-self/status").ok())
+            .clone()
+            .ok_or_else(|| io::Error::other("unreadable status"))?;
         let same = theirs.0 == ours.0 && theirs.1 == ours.1 && theirs.2 == ours.2;
         // SAFETY: geteuid cannot fail.
         if !same && unsafe { libc::geteuid() } != 0 {

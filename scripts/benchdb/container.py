@@ -18,6 +18,7 @@ containers.conf, through CONTAINERS_CONF.
 import os
 import subprocess
 
+from . import mariadb
 from .common import output, timed
 from .mariadb import KNOBS
 
@@ -35,10 +36,8 @@ ENV = dict(os.environ, CONTAINERS_CONF=os.path.join(CONTAINERS, "containers.conf
 
 
 def rows(ctx, probe=False):
-    if probe:
-        return 300
     # As the host's mariadb workload, so that the two compare side by side.
-    return 5_000 if ctx.args.quick else 100_000
+    return mariadb.rows(ctx, probe)
 
 
 def versions():

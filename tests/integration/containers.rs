@@ -112,20 +112,6 @@ pub fn debian_image(packages: &[&str]) -> String {
     name
 }
 
-/// Flushes the loop device completed while `run` ran, its pending journal
-/// commit written out first so that only the run's own requests count.
-pub fn flushes_during(disk: &LoopFs, run: impl FnOnce()) -> u64 {
-    let status = Command::new("sync")
-        .arg("-f")
-        .arg(disk.path())
-        .status()
-        .expect("run sync");
-    assert!(status.success());
-    let before = disk.flushes();
-    run();
-    disk.flushes() - before
-}
-
 /// The volume option that puts the loop file system at `/data`.
 fn data_volume(disk: &LoopFs) -> String {
     format!("{}:/data", disk.path().display())
@@ -149,13 +135,13 @@ fn a_musl_image_runs_with_the_library_mounted_read_only() {
     let disk = LoopFs::new("podman-musl-disk", 64);
     let volume = data_volume(&disk);
 
-    let control = flushes_during(&disk, || {
+    let control = disk.flushes_during(|| {
         podman_ok(&["run", "--rm", "-v", &volume, &image.0, &inside, "/data/a"]);
     });
     let mount = format!("{}:{MOUNTED}:ro", library.display());
     let preload = format!("LD_PRELOAD={MOUNTED}");
     let mut printed = String::new();
-    let eaten = flushes_during(&disk, || {
+    let eaten = disk.flushes_during(|| {
         printed = podman_ok(&[
             "run", "--rm", "-v", &volume, "-v", &mount, "-e", &preload, &image.0, &inside,
             "/data/b",
@@ -183,10 +169,10 @@ fn the_static_command_runs_in_a_musl_image() {
     let disk = LoopFs::new("podman-static-disk", 64);
     let volume = data_volume(&disk);
 
-    let control = flushes_during(&disk, || {
+    let control = disk.flushes_during(|| {
         podman_ok(&["run", "--rm", "-v", &volume, &image.0, &inside, "/data/a"]);
     });
-    let eaten = flushes_during(&disk, || {
+    let eaten = disk.flushes_during(|| {
         podman_ok(&[
             "run",
             "--rm",
@@ -256,7 +242,7 @@ fn a_dockerfile_copies_the_static_command_in_and_uses_it() {
     for n in 0..40 {
         sql.push_str(&format!("insert into t values({n});"));
     }
-    let control = flushes_during(&disk, || {
+    let control = disk.flushes_during(|| {
         podman_ok(&[
             "run",
             "--rm",
@@ -269,7 +255,7 @@ fn a_dockerfile_copies_the_static_command_in_and_uses_it() {
             &sql,
         ]);
     });
-    let eaten = flushes_during(&disk, || {
+    let eaten = disk.flushes_during(|| {
         podman_ok(&[
             "run",
             "--rm",
@@ -332,10 +318,10 @@ fn a_database_image_runs_with_the_library_mounted_and_keeps_its_data() {
         args.extend(script);
         podman_ok(&args)
     };
-    let control = flushes_during(&disk, || {
+    let control = disk.flushes_during(|| {
         run(&[], &["write", "plain", "200"]);
     });
-    let eaten = flushes_during(&disk, || {
+    let eaten = disk.flushes_during(|| {
         run(
             &["-v", &library, "-e", &preload],
             &["write", "eaten", "200"],
@@ -426,8 +412,8 @@ fn testcontainers_python_runs_a_container_with_the_library() {
             .expect("run the Testcontainers recipe (scripts/setup-test-deps installs it)");
         assert!(output.status.success(), "{}", text(&output));
     };
-    let control = flushes_during(&disk, || run("none", "/data/a"));
-    let eaten = flushes_during(&disk, || run(library.to_str().unwrap(), "/data/b"));
+    let control = disk.flushes_during(|| run("none", "/data/a"));
+    let eaten = disk.flushes_during(|| run(library.to_str().unwrap(), "/data/b"));
     assert!(control >= 6, "control: {control} flushes");
     assert!(
         eaten <= 2,
@@ -451,11 +437,11 @@ fn root_in_a_container_gets_the_filter_and_true_advice() {
     let inside = format!("/bin/{}", program.file_name().unwrap().to_string_lossy());
     let disk = LoopFs::new("podman-root-disk", 64);
     let volume = data_volume(&disk);
-    let control = flushes_during(&disk, || {
+    let control = disk.flushes_during(|| {
         podman_ok(&["run", "--rm", "-v", &volume, &image.0, &inside, "/data/a"]);
     });
     let mut output = None;
-    let eaten = flushes_during(&disk, || {
+    let eaten = disk.flushes_during(|| {
         output = Some(
             podman()
                 .args(["run", "--rm", "-v", &volume, &image.0, "/bin/eatmydata"])

@@ -1,57 +1,66 @@
 //! Programs the library cannot be loaded into are treated like static ones
 //! (the seccomp filter, one notice, no `LD_PRELOAD`): a 32-bit program,
-//! whose loader would print an error and ignore the 64-bit library, and a
-//! musl program when the library found is one musl's loader would die of.
+//! whose loader would print an error and ignore the 64-bit library; a musl
+//! program when the library found is one musl's loader would die of; a
+//! program run by a loader that is neither glibc's nor musl's. The oracle
+//! is the flush counter of a loop device the probe writes to.
 
-use crate::common::{Libc, Run, TempDir, command, library, probe, probe_for};
+use std::path::{Path, PathBuf};
 
-/// The notices of a run: its stderr lines from eatmydata.
-fn notices(outcome: &crate::common::Outcome) -> Vec<String> {
-    outcome.stderr().lines().map(str::to_owned).collect()
+use crate::common::{Libc, Outcome, Run, command, library, probe, probe_for};
+use crate::loopfs::LoopFs;
+
+/// The flushes `sync_calls` (the program given) causes on a disk of its
+/// own, run as `run` makes it, and what it printed.
+fn flushes_of(label: &str, run: impl FnOnce(&Path) -> Outcome) -> (u64, Outcome) {
+    let disk = LoopFs::new(label, 64);
+    let mut outcome = None;
+    let flushes = disk.flushes_during(|| outcome = Some(run(&disk.join("data"))));
+    (flushes, outcome.unwrap())
+}
+
+/// Checks that `program` (a sync_calls probe) flushes without eatmydata,
+/// not under it, and that the command said `notice` and nothing else but
+/// the -v line; returns the stderr lines.
+fn check_filtered(label: &str, program: &Path, envs: &[(&str, &Path)], notice: &str) {
+    let (control, _) = flushes_of(label, |data| Run::new(program).arg(data).run().success());
+    let (eaten, run) = flushes_of(label, |data| {
+        let mut run = Run::new(command()).arg("-v").arg(program).arg(data);
+        for (name, value) in envs {
+            run = run.env(name, value);
+        }
+        run.run().success()
+    });
+    assert!(control >= 6, "control: {control} flushes");
+    assert!(
+        eaten <= 2,
+        "{eaten} flushes under eatmydata ({control} without)"
+    );
+    let said: Vec<String> = run.stderr().lines().map(str::to_owned).collect();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(said[0].contains(notice), "{said:?}");
+    assert!(
+        said[1].contains("without the library") && said[1].contains("seccomp filter"),
+        "{said:?}"
+    );
 }
 
 #[test]
 fn a_32_bit_program_gets_the_filter_and_a_clean_stderr() {
     library();
-    let program = probe("sync_errors", &["-m32"]);
-    let dir = TempDir::new("thirty-two");
-    let plain = Run::new(&program).arg(dir.join("a")).run().success();
-    assert!(
-        plain.stdout().contains("fsync(pipe): EINVAL"),
-        "{}",
-        plain.stdout()
-    );
+    let program = probe("sync_calls", &["-m32"]);
     // The control: preloaded the plain way, the loader refuses the library
-    // aloud, and the kernel still answers.
-    let preloaded = Run::new(&program)
-        .arg(dir.join("b"))
-        .preload(true)
-        .run()
-        .success();
+    // aloud and the syncs reach the disk.
+    let (flushes, preloaded) = flushes_of("thirty-two-preloaded", |data| {
+        Run::new(&program).arg(data).preload(true).run().success()
+    });
     assert!(
         preloaded.stderr().contains("wrong ELF class"),
         "{}",
         preloaded.stderr()
     );
-    assert!(preloaded.stdout().contains("fsync(pipe): EINVAL"));
-
-    let eaten = Run::new(command())
-        .arg(&program)
-        .arg(dir.join("c"))
-        .run()
-        .success();
-    // The filter answered: what the kernel refuses, it never saw.
-    assert!(
-        eaten.stdout().contains("fsync(pipe): ok"),
-        "{}",
-        eaten.stdout()
-    );
-    let said = notices(&eaten);
-    assert_eq!(said.len(), 1, "{said:?}");
-    assert!(
-        said[0].starts_with("eatmydata: ") && said[0].contains("is a 32-bit program"),
-        "{said:?}"
-    );
+    assert!(flushes >= 6, "{flushes} flushes");
+    check_filtered("thirty-two", &program, &[], "is a 32-bit program");
 }
 
 #[test]
@@ -60,11 +69,10 @@ fn a_library_musl_cannot_load_never_reaches_a_musl_program() {
         "glibc_only_lib",
         &["-shared", "-fPIC", "-O2", "-D_FORTIFY_SOURCE=2"],
     );
-    let program = probe_for(Libc::Musl, "sync_errors", &[]);
-    let dir = TempDir::new("musl-old-library");
+    let program = probe_for(Libc::Musl, "sync_calls", &[]);
     // The control: preloaded by hand, musl's loader kills the program.
     let killed = Run::new(&program)
-        .arg(dir.join("a"))
+        .arg("/nonexistent/never-written")
         .env("LD_PRELOAD", &old)
         .run();
     assert_eq!(
@@ -78,33 +86,29 @@ fn a_library_musl_cannot_load_never_reaches_a_musl_program() {
         "{}",
         killed.stderr()
     );
-
-    let run = Run::new(command())
-        .arg(&program)
-        .arg(dir.join("b"))
-        .env("EATMYDATA_LIBRARY", &old)
-        .run()
-        .success();
-    // The filter answers a sync on /dev/null, which the kernel refuses.
-    assert!(
-        run.stdout().contains("fsync(/dev/null): ok"),
-        "{}",
-        run.stdout()
+    check_filtered(
+        "musl-old-library",
+        &program,
+        &[("EATMYDATA_LIBRARY", &old)],
+        "is a musl program",
     );
-    let said = notices(&run);
-    assert_eq!(said.len(), 1, "{said:?}");
-    assert!(said[0].contains("is a musl program"), "{said:?}");
+}
 
-    // Our library, the same program: preloaded, not filtered.
-    let ours = Run::new(command())
-        .arg(&program)
-        .arg(dir.join("c"))
-        .run()
-        .success();
-    assert_eq!(ours.stderr(), "");
-    assert!(
-        ours.stdout().contains("fsync(/dev/null): EINVAL"),
-        "{}",
-        ours.stdout()
+#[test]
+fn a_program_whose_loader_is_unknown_gets_the_filter_not_the_library() {
+    library();
+    // glibc's loader under another name, as a program built for another
+    // libc would name its own: the command cannot tell what it will do.
+    let loader = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ld-other.so.1");
+    if loader.symlink_metadata().is_err() {
+        let _ = std::os::unix::fs::symlink("/lib64/ld-linux-x86-64.so.2", &loader);
+    }
+    let flag = format!("-Wl,--dynamic-linker={}", loader.display());
+    let program = probe("sync_calls", &[&flag]);
+    check_filtered(
+        "unknown-loader",
+        &program,
+        &[],
+        "run by a loader that is neither glibc's nor musl's",
     );
 }

@@ -134,6 +134,20 @@ impl LoopFs {
     pub fn flushes(&self) -> u64 {
         self.stats().flushes
     }
+
+    /// The flushes the device completed while `run` ran, its pending
+    /// journal commit written out first so that only the run's own count.
+    pub fn flushes_during(&self, run: impl FnOnce()) -> u64 {
+        let status = Command::new("sync")
+            .arg("-f")
+            .arg(&self.mount)
+            .status()
+            .expect("run sync");
+        assert!(status.success());
+        let before = self.flushes();
+        run();
+        self.flushes() - before
+    }
 }
 
 impl Drop for LoopFs {

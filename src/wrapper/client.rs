@@ -17,9 +17,9 @@ pub const SILENCE: &str = crate::protocol::CLIENT_NOTICE;
 /// Clients whose server does the syncing, with how to start that server
 /// under eatmydata.
 const CLIENTS: [(&str, &str); 13] = [
-    ("mysql", "eatmydata mariadbd ... (or mysqld)"),
+    ("mysql", "eatmydata mariadbd ... or eatmydata mysqld ..."),
     ("mariadb", "eatmydata mariadbd ..."),
-    ("mysqlimport", "eatmydata mariadbd ... (or mysqld)"),
+    ("mysqlimport", "eatmydata mariadbd ... or eatmydata mysqld ..."),
     ("mariadb-import", "eatmydata mariadbd ..."),
     ("mysqlsh", "eatmydata mysqld ..."),
     ("psql", "eatmydata pg_ctl start ..."),

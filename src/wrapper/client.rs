@@ -19,7 +19,10 @@ pub const SILENCE: &str = crate::protocol::CLIENT_NOTICE;
 const CLIENTS: [(&str, &str); 13] = [
     ("mysql", "eatmydata mariadbd ... or eatmydata mysqld ..."),
     ("mariadb", "eatmydata mariadbd ..."),
-    ("mysqlimport", "eatmydata mariadbd ... or eatmydata mysqld ..."),
+    (
+        "mysqlimport",
+        "eatmydata mariadbd ... or eatmydata mysqld ...",
+    ),
     ("mariadb-import", "eatmydata mariadbd ..."),
     ("mysqlsh", "eatmydata mysqld ..."),
     ("psql", "eatmydata pg_ctl start ..."),

@@ -117,60 +117,82 @@ fn data_volume(disk: &LoopFs) -> String {
     format!("{}:/data", disk.path().display())
 }
 
+/// An image of a musl root (see `musl_root`) holding `program`, with the
+/// static pair in `/bin` or without it, and the program's path inside.
+struct MuslImage {
+    image: Image,
+    program: String,
+    _dir: TempDir,
+}
+
+impl MuslImage {
+    fn new(label: &str, program: &Path, with_pair: bool) -> MuslImage {
+        let dir = TempDir::new(label);
+        let root = dir.join("root");
+        musl_root(&root, &[program]);
+        if !with_pair {
+            // Only musl and the program: the library comes from the host.
+            fs::remove_file(root.join("bin/eatmydata")).unwrap();
+            fs::remove_file(root.join("bin/libeatmydata.so")).unwrap();
+        }
+        let image = Image::import(
+            &root,
+            &format!("eatmydata-test-{label}-{}", std::process::id()),
+        );
+        let name = program.file_name().unwrap().to_string_lossy();
+        MuslImage {
+            image,
+            program: format!("/bin/{name}"),
+            _dir: dir,
+        }
+    }
+}
+
+/// Asserts that the control run's syncs reached the disk (`at_least`
+/// flushes) and that none of the run under eatmydata did (a journal
+/// commit of its own may add two).
+fn assert_eaten(control: u64, eaten: u64, at_least: u64) {
+    assert!(control >= at_least, "control: {control} flushes");
+    assert!(
+        eaten <= 2,
+        "{eaten} flushes under eatmydata ({control} without)"
+    );
+}
+
 #[test]
 fn a_musl_image_runs_with_the_library_mounted_read_only() {
     let program = probe_for(Libc::Musl, "sync_calls", &[]);
-    let dir = TempDir::new("podman-musl");
-    let root = dir.join("root");
-    // Only musl and the program: the library comes from the host.
-    musl_root(&root, &[&program]);
-    fs::remove_file(root.join("bin/eatmydata")).unwrap();
-    fs::remove_file(root.join("bin/libeatmydata.so")).unwrap();
-    let image = Image::import(
-        &root,
-        &format!("eatmydata-test-musl-{}", std::process::id()),
-    );
-    let inside = format!("/bin/{}", program.file_name().unwrap().to_string_lossy());
+    let musl = MuslImage::new("musl", &program, false);
+    let (image, inside) = (&musl.image, &musl.program);
     let library = static_pair().join("libeatmydata.so");
     let disk = LoopFs::new("podman-musl-disk", 64);
     let volume = data_volume(&disk);
 
     let control = disk.flushes_during(|| {
-        podman_ok(&["run", "--rm", "-v", &volume, &image.0, &inside, "/data/a"]);
+        podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, "/data/a"]);
     });
     let mount = format!("{}:{MOUNTED}:ro", library.display());
     let preload = format!("LD_PRELOAD={MOUNTED}");
     let mut printed = String::new();
     let eaten = disk.flushes_during(|| {
         printed = podman_ok(&[
-            "run", "--rm", "-v", &volume, "-v", &mount, "-e", &preload, &image.0, &inside,
-            "/data/b",
+            "run", "--rm", "-v", &volume, "-v", &mount, "-e", &preload, &image.0, inside, "/data/b",
         ]);
     });
-    assert!(control >= 6, "control: {control} flushes");
-    assert!(
-        eaten <= 2,
-        "{eaten} flushes with the library ({control} without)"
-    );
+    assert_eaten(control, eaten, 6);
     assert!(disk.join("b").is_file(), "{printed}");
 }
 
 #[test]
 fn the_static_command_runs_in_a_musl_image() {
     let program = probe_for(Libc::Musl, "sync_calls", &[]);
-    let dir = TempDir::new("podman-static");
-    let root = dir.join("root");
-    musl_root(&root, &[&program]);
-    let image = Image::import(
-        &root,
-        &format!("eatmydata-test-static-{}", std::process::id()),
-    );
-    let inside = format!("/bin/{}", program.file_name().unwrap().to_string_lossy());
+    let musl = MuslImage::new("static", &program, true);
+    let (image, inside) = (&musl.image, &musl.program);
     let disk = LoopFs::new("podman-static-disk", 64);
     let volume = data_volume(&disk);
 
     let control = disk.flushes_during(|| {
-        podman_ok(&["run", "--rm", "-v", &volume, &image.0, &inside, "/data/a"]);
+        podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, "/data/a"]);
     });
     let eaten = disk.flushes_during(|| {
         podman_ok(&[
@@ -180,15 +202,11 @@ fn the_static_command_runs_in_a_musl_image() {
             &volume,
             &image.0,
             "/bin/eatmydata",
-            &inside,
+            inside,
             "/data/b",
         ]);
     });
-    assert!(control >= 6, "control: {control} flushes");
-    assert!(
-        eaten <= 2,
-        "{eaten} flushes under eatmydata ({control} without)"
-    );
+    assert_eaten(control, eaten, 6);
     let printed = podman_ok(&["run", "--rm", &image.0, "/bin/eatmydata", "--print-library"]);
     assert_eq!(printed, "/bin/libeatmydata.so\n");
 }
@@ -267,11 +285,7 @@ fn a_dockerfile_copies_the_static_command_in_and_uses_it() {
             &sql,
         ]);
     });
-    assert!(control >= 40, "control: {control} flushes");
-    assert!(
-        eaten <= 2,
-        "{eaten} flushes through the ENTRYPOINT ({control} without)"
-    );
+    assert_eaten(control, eaten, 40);
     let count = podman_ok(&[
         "run",
         "--rm",
@@ -385,13 +399,8 @@ impl Drop for Service {
 #[test]
 fn testcontainers_python_runs_a_container_with_the_library() {
     let program = probe_for(Libc::Musl, "sync_calls", &[]);
-    let dir = TempDir::new("podman-testcontainers");
-    let root = dir.join("root");
-    musl_root(&root, &[&program]);
-    fs::remove_file(root.join("bin/eatmydata")).unwrap();
-    fs::remove_file(root.join("bin/libeatmydata.so")).unwrap();
-    let image = Image::import(&root, &format!("eatmydata-test-tc-{}", std::process::id()));
-    let inside = format!("/bin/{}", program.file_name().unwrap().to_string_lossy());
+    let musl = MuslImage::new("tc", &program, false);
+    let (image, inside) = (&musl.image, &musl.program);
     let service = Service::start();
     let disk = LoopFs::new("podman-testcontainers-disk", 64);
     let recipe = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -414,11 +423,7 @@ fn testcontainers_python_runs_a_container_with_the_library() {
     };
     let control = disk.flushes_during(|| run("none", "/data/a"));
     let eaten = disk.flushes_during(|| run(library.to_str().unwrap(), "/data/b"));
-    assert!(control >= 6, "control: {control} flushes");
-    assert!(
-        eaten <= 2,
-        "{eaten} flushes with the library ({control} without)"
-    );
+    assert_eaten(control, eaten, 6);
     assert!(disk.join("b").is_file());
 }
 
@@ -427,18 +432,12 @@ fn root_in_a_container_gets_the_filter_and_true_advice() {
     // Root in a container lacks CAP_SYS_ADMIN: seccomp mode must set
     // no_new_privs, and "run eatmydata as root" would be wrong advice.
     let program = crate::common::probe("sync_calls", &["-static"]);
-    let dir = TempDir::new("podman-root");
-    let root = dir.join("root");
-    musl_root(&root, &[&program]);
-    let image = Image::import(
-        &root,
-        &format!("eatmydata-test-root-{}", std::process::id()),
-    );
-    let inside = format!("/bin/{}", program.file_name().unwrap().to_string_lossy());
+    let musl = MuslImage::new("root", &program, true);
+    let (image, inside) = (&musl.image, &musl.program);
     let disk = LoopFs::new("podman-root-disk", 64);
     let volume = data_volume(&disk);
     let control = disk.flushes_during(|| {
-        podman_ok(&["run", "--rm", "-v", &volume, &image.0, &inside, "/data/a"]);
+        podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, "/data/a"]);
     });
     let mut output = None;
     let eaten = disk.flushes_during(|| {
@@ -453,11 +452,7 @@ fn root_in_a_container_gets_the_filter_and_true_advice() {
     });
     let output = output.unwrap();
     assert!(output.status.success(), "{}", text(&output));
-    assert!(control >= 6, "control: {control} flushes");
-    assert!(
-        eaten <= 2,
-        "{eaten} flushes under seccomp mode ({control} without)"
-    );
+    assert_eaten(control, eaten, 6);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("no_new_privs") && stderr.contains("root here lacks CAP_SYS_ADMIN"),

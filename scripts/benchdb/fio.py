@@ -12,6 +12,7 @@ the fio command, `outcome()` reads its JSON report.
 import json
 import os
 
+from . import fs
 from .common import output, timed
 
 NAME = "fio"
@@ -83,7 +84,10 @@ def run(ctx, variant, trace=None):
         report = os.path.join(ctx.base, "fio.json")
         argv = job(directory, engine, "none" if variant.knobs else sync,
                    size(ctx, trace is not None), report=report)
+        before = ctx.mounted.counters()
         result[key], _ = timed((trace or []) + variant.prefix + argv)
+        for name, value in (fs.difference(before, ctx.mounted.counters()) or {}).items():
+            result[f"device {name} {key}"] = value  # this job's own, for its row
         if outcome(report) != 0:
             raise RuntimeError(f"fio {key}: verification failed or no report")
     return result, None

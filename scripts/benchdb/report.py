@@ -50,13 +50,15 @@ def measure_rows(results, key, unit):
     return rows
 
 
-def device(outcome):
-    """The median bytes written and flushes of a variant's runs, as two cells."""
-    runs = [r for r in outcome["runs"] if "device flushes" in r]
+def device(outcome, key):
+    """The median bytes written and flushes of a variant's runs, as two cells:
+    measure `key`'s own where the workload counted them apart, else the run's."""
+    suffix = f" {key}" if any(f"device flushes {key}" in r for r in outcome["runs"]) else ""
+    runs = [r for r in outcome["runs"] if f"device flushes{suffix}" in r]
     if not runs:
         return "–", "–"
-    written = statistics.median(r["device bytes"] for r in runs) / 1e6
-    flushes = statistics.median(r["device flushes"] for r in runs)
+    written = statistics.median(r[f"device bytes{suffix}"] for r in runs) / 1e6
+    flushes = statistics.median(r[f"device flushes{suffix}"] for r in runs)
     return f"{written:,.0f} MB" if written >= 10 else f"{written:.1f} MB", f"{flushes:,.0f}"
 
 
@@ -106,7 +108,7 @@ def table(workloads, results, describe_all):
             for variant, row in rows.items():
                 suffix = " tps" if unit == "tps" else " s"
                 spread = f"{number(row['min'], unit)}–{number(row['max'], unit)}"
-                written, flushes = device(outcome[variant])
+                written, flushes = device(outcome[variant], key)
                 own, whole = cpu_cells(outcome[variant])
                 lines.append(
                     f"| {titles[key]} | {variant} | {outcome[variant]['fs']} "

@@ -13,7 +13,9 @@ workload module has:
 - versions() -> [str]: lines for the report ("sqlite3: 3.40.1");
 - run(ctx, variant, trace=None) -> (result, mapped): one run. `result` has
   a number for each MEASURES key (and "phase NAME" entries for the phases
-  table); `mapped` whether variant.library was seen mapped in the server
+  table; "device flushes KEY", "device bytes KEY" for a measure's own
+  device figures, where one run has several measures); `mapped` whether
+  variant.library was seen mapped in the server
   (None if not checked). Data goes under ctx.fresh_dir(variant, name);
   every command is prefixed with `(trace or []) + variant.prefix`;
   variant.knobs means the program's own durability knobs are off. A run

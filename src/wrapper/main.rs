@@ -97,6 +97,9 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
     for notice in &decision.notices {
         eprintln!("eatmydata: {notice}");
     }
+    if decision.seccomp && !std::path::Path::new("/proc/self").exists() {
+        eprintln!("eatmydata: {}", decide::NO_PROC_NOTICE);
+    }
     let silence = std::env::var_os(client::SILENCE);
     if let Some(note) = client::notice(&invocation.command, silence.as_deref()) {
         eprintln!("eatmydata: {note}");

@@ -111,3 +111,43 @@ exec "$0" --print-library"#;
         static_pair().join("libeatmydata.so").to_string_lossy()
     );
 }
+
+#[test]
+fn without_proc_seccomp_mode_says_what_it_cannot_do() {
+    // A static program in the root: seccomp mode, whose supervisor reads
+    // the program's arguments in /proc, which is not there.
+    let program = crate::common::probe("open_flags", &["-static"]);
+    let dir = TempDir::new("no-proc-seccomp");
+    let root = dir.join("root");
+    musl_root(&root, &[&program]);
+    fs::create_dir(root.join("tmp/files")).unwrap();
+    let inside = format!("/bin/{}", program.file_name().unwrap().to_string_lossy());
+    let run = Run::new("chroot")
+        .args([root.as_os_str(), "/bin/eatmydata".as_ref()])
+        .args([inside.as_str(), "/tmp/files"])
+        .run()
+        .success();
+    assert!(
+        run.stderr()
+            .contains("eatmydata: /proc is not mounted here"),
+        "{}",
+        run.stderr()
+    );
+    // What the notice says: the opens kept their flags there.
+    assert!(run.stdout().contains("openat: sync=1"), "{}", run.stdout());
+
+    // The control: with /proc, no such notice, and the flags are dropped.
+    let files = dir.join("files");
+    fs::create_dir(&files).unwrap();
+    let host = Run::new(static_pair().join("eatmydata"))
+        .arg(&program)
+        .arg(&files)
+        .run()
+        .success();
+    assert!(!host.stderr().contains("/proc"), "{}", host.stderr());
+    assert!(
+        host.stdout().contains("openat: sync=0"),
+        "{}",
+        host.stdout()
+    );
+}

@@ -140,6 +140,12 @@ pub fn decide(choice: Choice, command: &OsStr, kind: Kind, set_id: Option<&str>)
     }
 }
 
+/// Said when seccomp mode runs where `/proc` is not mounted (a bare
+/// chroot or image): the supervisor reads the program's arguments there.
+pub const NO_PROC_NOTICE: &str = "/proc is not mounted here, so seccomp mode cannot read \
+the program's arguments: its sync calls are still answered, but its opens keep O_SYNC, \
+O_DSYNC and O_DIRECT";
+
 /// What `no_new_privs` means for the programs below, said when we set it;
 /// what avoids it depends on whether we are root already (root without
 /// CAP_SYS_ADMIN is what most containers run as).

@@ -155,12 +155,19 @@ fn range_valid(offset: i64, nbytes: i64, flags: u32) -> bool {
 /// short count, as a write may.
 const MOST: usize = 16 << 20;
 
-/// pwritev2(2) with the sync flags dropped.
+/// pwritev2(2) with the sync flags dropped, to a file on a disk. Anything
+/// else (a pipe, a socket, tmpfs) is left to the kernel as made: the flags
+/// flush no disk there, and a write the supervisor made to a full pipe
+/// could stall it, and so every other call it answers.
 pub fn pwritev2(call: &Call, still_waiting: &dyn Fn() -> bool) -> Answer {
-    Answer::from_io(write(call, still_waiting))
+    match write(call, still_waiting) {
+        Ok(Some(written)) => Answer::Value(written),
+        Ok(None) => Answer::Continue,
+        Err(e) => Answer::Error(e.raw_os_error().unwrap_or(libc::EIO)),
+    }
 }
 
-fn write(call: &Call, still_waiting: &dyn Fn() -> bool) -> io::Result<i64> {
+fn write(call: &Call, still_waiting: &dyn Fn() -> bool) -> io::Result<Option<i64>> {
     let [fd, iov, iovcnt, pos, _pos_high, flags] = call.args;
     let caller = call.caller;
     let count =
@@ -169,6 +176,9 @@ fn write(call: &Call, still_waiting: &dyn Fn() -> bool) -> io::Result<i64> {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
     let file = caller.descriptor(fd as i32)?;
+    if !on_a_disk(file.as_raw_fd()) {
+        return Ok(None);
+    }
     let mut data = Vec::new();
     for i in 0..count as u64 {
         let entry: [u64; 2] = caller.read_value(iov + 16 * i)?;
@@ -196,5 +206,5 @@ fn write(call: &Call, still_waiting: &dyn Fn() -> bool) -> io::Result<i64> {
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(n as i64)
+    Ok(Some(n as i64))
 }

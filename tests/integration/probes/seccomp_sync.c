@@ -10,7 +10,11 @@
  *                               flag is kept; writes N blocks through the
  *                               O_SYNC descriptor and N with pwritev2
  *                               RWF_DSYNC; then bad input, NAME=ERRNONAME
+ *   seccomp_sync threads FILE   8 threads, each opening FILE with O_SYNC 50
+ *                               times and fsyncing it: threads_kept=N
+ *                               (opens that kept O_SYNC), threads_failed=N
  */
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -149,11 +153,40 @@ static int flags(const char *path, long count) {
     return 0;
 }
 
+static const char *shared_path;
+static int kept_count, failed_count;
+static pthread_mutex_t counts = PTHREAD_MUTEX_INITIALIZER;
+
+static void *opener(void *unused) {
+    (void)unused;
+    for (int i = 0; i < 50; i++) {
+        int fd = open(shared_path, O_WRONLY | O_CREAT | O_SYNC, 0644);
+        int kept = fd >= 0 && (fcntl(fd, F_GETFL) & O_SYNC) == O_SYNC;
+        int failed = fd < 0 || write(fd, "t", 1) != 1 || fsync(fd) != 0 || close(fd) != 0;
+        pthread_mutex_lock(&counts);
+        kept_count += kept;
+        failed_count += failed;
+        pthread_mutex_unlock(&counts);
+    }
+    return NULL;
+}
+
+static int threads(const char *path) {
+    shared_path = path;
+    pthread_t ids[8];
+    for (int i = 0; i < 8; i++)
+        if (pthread_create(&ids[i], NULL, opener, NULL) != 0) return 1;
+    for (int i = 0; i < 8; i++) pthread_join(ids[i], NULL);
+    printf("threads_kept=%d\nthreads_failed=%d\n", kept_count, failed_count);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "calls") == 0) return calls();
     if (argc == 4 && strcmp(argv[1], "loop") == 0) return loop(argv[2], atol(argv[3]));
     if (argc == 2 && strcmp(argv[1], "whoami") == 0) return whoami();
     if (argc == 4 && strcmp(argv[1], "flags") == 0) return flags(argv[2], atol(argv[3]));
-    fprintf(stderr, "usage: %s calls | loop FILE N | whoami | flags FILE N\n", argv[0]);
+    if (argc == 3 && strcmp(argv[1], "threads") == 0) return threads(argv[2]);
+    fprintf(stderr, "usage: %s calls | loop FILE N | whoami | flags FILE N | threads FILE\n", argv[0]);
     return 2;
 }

@@ -125,3 +125,29 @@ fn opens_are_made_as_the_caller_with_its_umask() {
         assert!(!closed.join(mode).exists());
     }
 }
+
+#[test]
+fn threads_opening_and_syncing_at_once_are_all_served() {
+    let disk = LoopFs::new("seccomp-threads", 64);
+    let file = disk.join("shared");
+    let program = static_probe();
+    let run = |mode: &str| {
+        let before = disk.flushes();
+        let args = [
+            mode.as_ref(),
+            program.as_os_str(),
+            "threads".as_ref(),
+            file.as_os_str(),
+        ];
+        let found = results(&eatmydata(&args));
+        assert_eq!(found["threads_failed"], "0", "{mode}");
+        (found["threads_kept"].clone(), disk.flushes() - before)
+    };
+    let (kept, flushed) = run("--no-seccomp");
+    assert_eq!(kept, "400");
+    // Syncs made at once share journal commits: fewer than one each.
+    assert!(flushed >= 100, "{flushed} flushes without eatmydata");
+    let (kept, eaten) = run("--seccomp");
+    assert_eq!(kept, "0", "every open of every thread lost O_SYNC");
+    assert!(eaten * 20 <= flushed, "{eaten} flushes under eatmydata");
+}

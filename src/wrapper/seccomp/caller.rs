@@ -20,6 +20,25 @@ pub struct Caller {
     pub tid: u32,
 }
 
+/// What a look at the caller gave, for a call the supervisor makes on its
+/// behalf: the value; or an error the kernel would give the caller itself
+/// (one of `theirs`: a bad pointer, a bad descriptor), to be answered;
+/// or `Ok(None)` for any other failure, the supervisor's own (the caller
+/// gone, or out of its reach), where the call is left to the kernel as
+/// made rather than failed.
+pub fn theirs<T>(result: io::Result<T>, theirs: &[i32]) -> io::Result<Option<T>> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(e)
+            if e.raw_os_error()
+                .is_some_and(|errno| theirs.contains(&errno)) =>
+        {
+            Err(e)
+        }
+        Err(_) => Ok(None),
+    }
+}
+
 fn last_error() -> io::Error {
     io::Error::last_os_error()
 }

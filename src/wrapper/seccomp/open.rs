@@ -27,7 +27,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 
-use super::caller::Caller;
+use super::caller::{Caller, theirs};
 use super::notify::{Answer, Call};
 use super::rules::open_flags;
 
@@ -97,8 +97,9 @@ fn request(call: &Call) -> io::Result<Request> {
 /// open(2), openat(2), openat2(2) that carry a flag to drop.
 pub fn answer(call: &Call, keep_direct: bool, still_waiting: &dyn Fn() -> bool) -> Answer {
     let dropped = u64::from(open_flags(keep_direct));
-    let request = match request(call) {
-        Ok(request) => request,
+    let request = match theirs(request(call), &[libc::EFAULT, libc::EINVAL]) {
+        Ok(Some(request)) => request,
+        Ok(None) => return Answer::Continue,
         Err(e) => return Answer::Error(e.raw_os_error().unwrap_or(libc::EFAULT)),
     };
     if request.how.flags & dropped == 0 {
@@ -122,7 +123,13 @@ fn open(
     dropped: u64,
     still_waiting: &dyn Fn() -> bool,
 ) -> io::Result<Option<OwnedFd>> {
-    let path = caller.read_path(request.path)?;
+    let Some(path) = theirs(
+        caller.read_path(request.path),
+        &[libc::EFAULT, libc::ENAMETOOLONG],
+    )?
+    else {
+        return Ok(None);
+    };
     let same_root = fs::metadata(caller.proc_path("root"))
         .and_then(|theirs| fs::metadata("/").map(|ours| (theirs, ours)))
         .is_ok_and(|(t, o)| t.dev() == o.dev() && t.ino() == o.ino());
@@ -132,12 +139,18 @@ fn open(
     let base = if path.to_bytes().first() == Some(&b'/') {
         None
     } else if request.dirfd == libc::AT_FDCWD {
-        Some(fs::File::open(caller.proc_path("cwd"))?.into())
+        let Ok(cwd) = fs::File::open(caller.proc_path("cwd")) else {
+            return Ok(None);
+        };
+        Some(cwd.into())
     } else {
-        Some(caller.descriptor(request.dirfd)?)
+        let Some(dir) = theirs(caller.descriptor(request.dirfd), &[libc::EBADF])? else {
+            return Ok(None);
+        };
+        Some(dir)
     };
     let base_fd = base.as_ref().map_or(libc::AT_FDCWD, AsRawFd::as_raw_fd);
-    let Some(identity) = Identity::of(caller)? else {
+    let Ok(Some(identity)) = Identity::of(caller) else {
         return Ok(None);
     };
     if !still_waiting() {

@@ -9,6 +9,7 @@ use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, RawFd};
 
+use super::caller::theirs;
 use super::notify::{Answer, Call};
 use super::rules::RWF_SYNCS;
 
@@ -27,8 +28,10 @@ pub fn answer(call: &Call) -> Answer {
     {
         return Answer::Error(libc::EINVAL);
     }
-    let file = match call.caller.descriptor(fd as i32) {
-        Ok(file) => file,
+    let file = match theirs(call.caller.descriptor(fd as i32), &[libc::EBADF]) {
+        Ok(Some(file)) => file,
+        // Out of reach: answered as the plain filter answers.
+        Ok(None) => return Answer::Value(0),
         Err(e) => return Answer::Error(e.raw_os_error().unwrap_or(libc::EBADF)),
     };
     let fd = file.as_raw_fd();
@@ -175,20 +178,27 @@ fn write(call: &Call, still_waiting: &dyn Fn() -> bool) -> io::Result<Option<i64
     if count > libc::UIO_MAXIOV as usize {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
-    let file = caller.descriptor(fd as i32)?;
+    let Some(file) = theirs(caller.descriptor(fd as i32), &[libc::EBADF])? else {
+        return Ok(None);
+    };
     if !on_a_disk(file.as_raw_fd()) {
         return Ok(None);
     }
     let mut data = Vec::new();
     for i in 0..count as u64 {
-        let entry: [u64; 2] = caller.read_value(iov + 16 * i)?;
-        let [base, len] = entry;
+        let Some([base, len]) =
+            theirs(caller.read_value::<[u64; 2]>(iov + 16 * i), &[libc::EFAULT])?
+        else {
+            return Ok(None);
+        };
         let len = usize::try_from(len)
             .unwrap_or(usize::MAX)
             .min(MOST - data.len());
         let start = data.len();
         data.resize(start + len, 0);
-        caller.read(base, &mut data[start..])?;
+        if theirs(caller.read(base, &mut data[start..]), &[libc::EFAULT])?.is_none() {
+            return Ok(None);
+        }
         if data.len() == MOST {
             break;
         }

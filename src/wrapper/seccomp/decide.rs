@@ -144,7 +144,7 @@ pub fn decide(choice: Choice, command: &OsStr, kind: Kind, set_id: Option<&str>)
 /// chroot or image): the supervisor reads the program's arguments there.
 pub const NO_PROC_NOTICE: &str = "/proc is not mounted here, so seccomp mode cannot read \
 the program's arguments: its sync calls are still answered, but its opens keep O_SYNC, \
-O_DSYNC and O_DIRECT";
+O_DSYNC and O_DIRECT, and its io_uring flushes reach the disk";
 
 /// What `no_new_privs` means for the programs below, said when we set it;
 /// what avoids it depends on whether we are root already (root without

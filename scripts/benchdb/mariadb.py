@@ -33,7 +33,7 @@ MEASURES = [
 def rows(ctx, probe=False):
     if probe:
         return 300
-    return 5_000 if ctx.args.quick or ctx.args.full else 10_000
+    return 2_000 if ctx.args.quick or ctx.args.full else 10_000
 
 
 def dump(ctx, count):

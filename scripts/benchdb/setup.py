@@ -88,6 +88,8 @@ def machine(ctx, workloads, modes):
         f"date: {output(['date', '-u', '+%Y-%m-%d %H:%M UTC'])}",
         f"machine: {cpu}, {os.cpu_count()} CPUs, {memory} GiB RAM, kernel {platform.release()}",
         f"os: {output(['sh', '-c', '. /etc/os-release; echo $PRETTY_NAME'])}",
+        f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+        f" (1, 5, 15 minutes, on {os.cpu_count()} CPUs)",
         f"eatmydata: {output(['git', '-C', ctx.root, 'describe', '--always', '--dirty'])},"
         f" libeatmydata.so sha256 {digest(ctx.library)[:12]} ({output(['rustc', '--version'])})",
     ]

@@ -50,7 +50,15 @@ pub fn asked(option: bool) -> bool {
 /// After the command ended with wait status `status`: flush what `list`
 /// names, say so, and give the status to end with.
 pub fn after(status: c_int, list: &PrivateFile, seccomp: bool, verbose: bool) -> c_int {
-    let wanted = Wanted::parse(&list.read());
+    let wanted = match std::fs::read_to_string(list.path()) {
+        Ok(text) => Wanted::parse(&text),
+        // Removed meanwhile (a cleaner of the temporary folder, the command
+        // itself): what it held, and what could not be recorded, is unknown.
+        Err(_) => Wanted {
+            lost: true,
+            ..Wanted::default()
+        },
+    };
     let outcome = flush(&wanted, seccomp);
     eprint!("{}", outcome.message(&wanted, verbose));
     failed_status(status, &outcome).unwrap_or_else(|| exit_like(status))
@@ -62,6 +70,8 @@ pub struct Wanted {
     pub devices: BTreeSet<Device>,
     /// A sync was skipped where no file system could be named.
     pub everything: bool,
+    /// The list was gone at the end: nothing can be named.
+    pub lost: bool,
 }
 
 impl Wanted {
@@ -84,7 +94,7 @@ impl Wanted {
     }
 
     fn is_empty(&self) -> bool {
-        self.devices.is_empty() && !self.everything
+        self.devices.is_empty() && !self.everything && !self.lost
     }
 }
 
@@ -103,6 +113,8 @@ enum Whole {
     Unnamed,
     /// The seccomp filter answers calls the library never sees.
     Seccomp,
+    /// The list was removed before the end.
+    Lost,
 }
 
 /// What the flush did.
@@ -137,6 +149,9 @@ fn flush(wanted: &Wanted, seccomp: bool) -> Outcome {
     }
     if seccomp {
         outcome.whole = Some(Whole::Seccomp);
+    }
+    if wanted.lost {
+        outcome.whole = Some(Whole::Lost);
     }
     if outcome.whole.is_some() {
         real::sync();
@@ -213,6 +228,9 @@ impl Outcome {
             Some(Whole::Unnamed) => " and ran sync(2) for a file system without a mount point here",
             Some(Whole::Seccomp) => {
                 " and ran sync(2), since the seccomp filter's answers are not recorded"
+            }
+            Some(Whole::Lost) => {
+                " and ran sync(2), since the list of file systems was removed before the end"
             }
         };
         let _ = writeln!(out, "{why} in {:.3} s", self.took.as_secs_f64());

@@ -95,3 +95,25 @@ fn a_file_system_gone_before_the_flush_falls_back_to_sync() {
     );
     assert!(fs.holds(&text));
 }
+
+#[test]
+fn a_list_removed_by_the_command_falls_back_to_sync() {
+    let fs = LoopFs::new("atexit-lost", 32);
+    let text = marker("lost");
+    // A command that cleans the temporary folder takes the list with it.
+    let script = format!(
+        "rm -f \"$EATMYDATA_FLUSH_LIST\"; {}",
+        write_synced(&text, &fs.join("m"))
+    );
+    let run = whole_machine_sync(|| eatmydata_sh(&["--sync-at-exit", "-v"], &script).success());
+    assert!(
+        run.stderr()
+            .contains("and ran sync(2), since the list of file systems was removed before the end"),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        fs.holds(&text),
+        "sync(2) flushed what could not be recorded"
+    );
+}

@@ -11,10 +11,9 @@
 //! `io_uring_setup`; `io_uring_enter` that submits; and the one `mmap` that
 //! maps a ring's submission entries (offset `IORING_OFF_SQES`), where the
 //! supervisor learns the ring. `sync` is answered 0 here, as by the plain
-//! filter. Registering a ring descriptor with the ring
-//! (`IORING_REGISTER_RING_FDS`, after which `io_uring_enter` names no
-//! descriptor the supervisor could look at) fails with `EINVAL`, as on a
-//! kernel without it.
+//! filter. Registering a ring descriptor with the ring and resizing a
+//! ring fail with `EINVAL` (see `REFUSED_REGISTRATIONS`), as on a kernel
+//! without them.
 //!
 //! Other ABIs (i386 and x32 on x86_64) keep the plain filter's answers, and
 //! cannot set up a ring (`ENOSYS`): the supervisor reads rings in the
@@ -48,7 +47,12 @@ pub fn open_flags(keep_direct: bool) -> u32 {
 }
 pub const RWF_SYNCS: u32 = (libc::RWF_SYNC | libc::RWF_DSYNC) as u32;
 pub const IORING_OFF_SQES: u32 = 0x1000_0000;
-const IORING_REGISTER_RING_FDS: u32 = 20;
+/// `io_uring_register` operations refused with `EINVAL`, as by a kernel
+/// without them: `IORING_REGISTER_RING_FDS` (after it `io_uring_enter`
+/// names no descriptor the supervisor could look at) and
+/// `IORING_REGISTER_RESIZE_RINGS` (6.13, which would move the queue the
+/// supervisor has learnt).
+const REFUSED_REGISTRATIONS: &[u32] = &[20, 33];
 
 /// Native numbers (`libc::SYS_*`), as the kernel's table has them.
 #[cfg(target_arch = "x86_64")]
@@ -111,14 +115,14 @@ fn ret(k: u32) -> Op {
 struct ArgRule {
     nr: i64,
     arg: u32,
-    /// `Jset(mask)`: notify when a bit of `mask` is set; `Eq(k, answer)`:
+    /// `Jset(mask)`: notify when a bit of `mask` is set; `Eq(ks, answer)`:
     /// `answer` when the word equals `k`; `NonZero`: notify unless 0.
     test: ArgTest,
 }
 
 enum ArgTest {
     Jset(u32),
-    Eq(u32, Label),
+    Eq(&'static [u32], Label),
     NonZero,
 }
 
@@ -150,12 +154,12 @@ fn arg_rules(keep_direct: bool) -> Vec<ArgRule> {
         ArgRule {
             nr: libc::SYS_mmap,
             arg: 5,
-            test: ArgTest::Eq(IORING_OFF_SQES, Label::Notify),
+            test: ArgTest::Eq(&[IORING_OFF_SQES], Label::Notify),
         },
         ArgRule {
             nr: libc::SYS_io_uring_register,
             arg: 1,
-            test: ArgTest::Eq(IORING_REGISTER_RING_FDS, Label::Einval),
+            test: ArgTest::Eq(REFUSED_REGISTRATIONS, Label::Einval),
         },
     ]);
     rules
@@ -182,11 +186,16 @@ fn native_part(keep_direct: bool) -> Vec<Op> {
     for (i, rule) in rules.iter().enumerate() {
         ops.push(Op::At(Label::Arg(i)));
         ops.push(load(arg_low(rule.arg)));
-        ops.push(match rule.test {
-            ArgTest::Jset(mask) => Op::Jump(JSET_K, mask, Label::Notify, Some(Label::Allow)),
-            ArgTest::Eq(k, answer) => Op::Jump(JEQ_K, k, answer, Some(Label::Allow)),
-            ArgTest::NonZero => Op::Jump(JEQ_K, 0, Label::Allow, Some(Label::Notify)),
-        });
+        match rule.test {
+            ArgTest::Jset(mask) => {
+                ops.push(Op::Jump(JSET_K, mask, Label::Notify, Some(Label::Allow)));
+            }
+            ArgTest::Eq(ks, answer) => {
+                ops.extend(ks.iter().map(|&k| jeq(k, answer)));
+                ops.push(ret(RET_ALLOW));
+            }
+            ArgTest::NonZero => ops.push(Op::Jump(JEQ_K, 0, Label::Allow, Some(Label::Notify))),
+        }
     }
     ops
 }

@@ -62,7 +62,10 @@ fn ring_submissions_and_the_entries_mmap_go_to_the_supervisor() {
     assert_eq!(mmap(IORING_OFF_SQES as u64), RET_NOTIFY);
     let register = |opcode: u64| call(libc::SYS_io_uring_register, [3, opcode, 0, 1, 0, 0]);
     assert_eq!(register(0), ALLOW, "buffers");
-    assert_eq!(register(20), libc::SECCOMP_RET_ERRNO | libc::EINVAL as u32);
+    for refused in [20, 33] {
+        let einval = libc::SECCOMP_RET_ERRNO | libc::EINVAL as u32;
+        assert_eq!(register(refused), einval, "register {refused}");
+    }
 }
 
 #[test]

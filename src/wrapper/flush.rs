@@ -25,7 +25,6 @@ use crate::error::plain;
 use crate::mounts::{self, Device, Mount};
 use crate::protocol;
 use crate::scratch::PrivateFile;
-use crate::supervise::exit_like;
 
 /// The variable that names the list to the library.
 pub const VARIABLE: &str = protocol::FLUSH_LIST;
@@ -48,8 +47,9 @@ pub fn asked(option: bool) -> bool {
 }
 
 /// After the command ended with wait status `status`: flush what `list`
-/// names, say so, and give the status to end with.
-pub fn after(status: c_int, list: &PrivateFile, seccomp: bool, verbose: bool) -> c_int {
+/// names and say so; 125 when the flush failed and the command succeeded,
+/// `None` to end as the command did.
+pub fn after(status: c_int, list: &PrivateFile, seccomp: bool, verbose: bool) -> Option<c_int> {
     let wanted = match std::fs::read_to_string(list.path()) {
         Ok(text) => Wanted::parse(&text),
         // Removed meanwhile (a cleaner of the temporary folder, the command
@@ -61,7 +61,7 @@ pub fn after(status: c_int, list: &PrivateFile, seccomp: bool, verbose: bool) ->
     };
     let outcome = flush(&wanted, seccomp);
     eprint!("{}", outcome.message(&wanted, verbose));
-    failed_status(status, &outcome).unwrap_or_else(|| exit_like(status))
+    failed_status(status, &outcome)
 }
 
 /// What the records ask to flush.

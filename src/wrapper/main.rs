@@ -178,10 +178,12 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
         eprint!("{}", report::summary(report, decision.seccomp));
     }
     let verbose = invocation.verbose || invocation.report;
-    Ok(match list {
-        Some(list) => flush::after(status, &list, decision.seccomp, verbose),
-        None => supervise::exit_like(status),
-    })
+    let failed = list
+        .as_ref()
+        .and_then(|list| flush::after(status, list, decision.seccomp, verbose));
+    // The files go before this process ends, by a signal perhaps.
+    drop((report, list));
+    Ok(failed.unwrap_or_else(|| supervise::exit_like(status)))
 }
 
 /// Installs the seccomp filter on this process, for the command to inherit.

@@ -126,3 +126,23 @@ fn ctrl_c_stops_the_wait_for_a_daemon_and_flushes_at_once() {
     assert_eq!(status.code(), Some(0), "{note}");
     assert!(alive, "the daemon was left running, not killed: {note}");
 }
+
+#[test]
+fn the_files_go_even_when_the_command_dies_by_a_signal() {
+    library();
+    let scratch = crate::common::TempDir::new("atexit-tmpdir");
+    let run = Run::new(command())
+        .args(["--report", "--sync-at-exit", "sh", "-c"])
+        .arg("ls \"$TMPDIR\"; kill -KILL $$")
+        .env("TMPDIR", scratch.path())
+        .run();
+    assert_eq!(run.output.status.signal(), Some(9), "{}", run.stderr());
+    // While the command ran, the report and the list were there.
+    let listed = run.stdout();
+    assert!(
+        listed.contains("eatmydata-report-") && listed.contains("eatmydata-flush-"),
+        "{listed}"
+    );
+    let left: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}

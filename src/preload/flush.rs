@@ -18,7 +18,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::errno;
 use crate::maps::{self, Mapping};
-use crate::next::raw;
+use crate::next::{append_own, raw};
 use crate::{policy, protocol};
 
 /// How many file systems a process tells apart; past that, it asks for
@@ -138,23 +138,7 @@ fn write_record(word: &str, major: u32, minor: u32) {
     let Some(path) = policy::variable(protocol::FLUSH_LIST) else {
         return;
     };
-    let line = record(word, major, minor);
-    let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CLOEXEC;
-    let open = [
-        libc::AT_FDCWD.into(),
-        path.as_ptr() as c_long,
-        flags.into(),
-        0,
-        0,
-        0,
-    ];
-    let fd = raw(libc::SYS_openat, open);
-    if fd < 0 {
-        return;
-    }
-    let write = [fd, line.as_ptr() as c_long, line.len() as c_long, 0, 0, 0];
-    raw(libc::SYS_write, write);
-    raw(libc::SYS_close, [fd, 0, 0, 0, 0, 0]);
+    append_own(path, &record(word, major, minor));
 }
 
 #[cfg(test)]

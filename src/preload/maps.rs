@@ -7,9 +7,7 @@
 //! that is needed. Asked only when `--sync-at-exit` is on and an `MS_SYNC`
 //! is skipped: one open, a few reads and a close.
 
-use core::ffi::c_long;
-
-use crate::next::raw;
+use crate::next::{close_own, open_own, read_own};
 
 /// What the mapping of an address is.
 #[derive(Debug, PartialEq)]
@@ -23,34 +21,13 @@ pub enum Mapping {
 /// The mapping that holds `address`, and the address where it ends; `None`
 /// when it cannot be told.
 pub fn of(address: usize) -> Option<(Mapping, u64)> {
-    let path = c"/proc/self/maps";
-    let flags = libc::O_RDONLY | libc::O_CLOEXEC;
-    let open = [
-        libc::AT_FDCWD.into(),
-        path.as_ptr() as c_long,
-        flags.into(),
-        0,
-        0,
-        0,
-    ];
-    let fd = raw(libc::SYS_openat, open);
-    if fd < 0 {
-        return None;
-    }
+    let fd = open_own(c"/proc/self/maps", libc::O_RDONLY)?;
     let mut chunk = [0u8; 2048];
     let mut line = [0u8; 128];
     let mut kept = 0;
     let mut found = None;
     'reading: loop {
-        let read = [
-            fd,
-            chunk.as_mut_ptr() as c_long,
-            chunk.len() as c_long,
-            0,
-            0,
-            0,
-        ];
-        let count = raw(libc::SYS_read, read);
+        let count = read_own(fd, &mut chunk);
         if count <= 0 {
             break;
         }
@@ -67,7 +44,7 @@ pub fn of(address: usize) -> Option<(Mapping, u64)> {
             }
         }
     }
-    raw(libc::SYS_close, [fd, 0, 0, 0, 0, 0]);
+    close_own(fd);
     found
 }
 

@@ -9,10 +9,10 @@
 //!
 //! A process that ends by `_exit`, `exec` or a signal writes nothing.
 
-use core::ffi::{c_char, c_int, c_long};
+use core::ffi::{c_char, c_int};
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use crate::next::raw;
+use crate::next::{append_own, raw};
 use crate::policy;
 use crate::protocol;
 
@@ -152,28 +152,7 @@ pub extern "C" fn eatmydata_report_at_exit() {
         unsafe { core::ffi::CStr::from_ptr(name) }.to_bytes()
     };
     let pid = raw(libc::SYS_getpid, [0; 6]);
-    let line = line(pid as u64, name, &counts);
-    let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CLOEXEC;
-    let fd = raw(
-        libc::SYS_openat,
-        [
-            libc::AT_FDCWD.into(),
-            path.as_ptr() as c_long,
-            flags.into(),
-            0,
-            0,
-            0,
-        ],
-    );
-    if fd < 0 {
-        return;
-    }
-    let bytes = line.as_bytes();
-    raw(
-        libc::SYS_write,
-        [fd, bytes.as_ptr() as c_long, bytes.len() as c_long, 0, 0, 0],
-    );
-    raw(libc::SYS_close, [fd, 0, 0, 0, 0, 0]);
+    append_own(path, line(pid as u64, name, &counts).as_bytes());
 }
 
 #[cfg(test)]

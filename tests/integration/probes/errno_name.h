@@ -6,6 +6,7 @@ static const char *errno_name(int error)
 {
 	switch (error) {
 	case EBADF: return "EBADF";
+	case EFAULT: return "EFAULT";
 	case EINVAL: return "EINVAL";
 	case ENOMEM: return "ENOMEM";
 	case ENOSYS: return "ENOSYS";

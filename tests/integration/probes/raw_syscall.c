@@ -68,6 +68,10 @@ int main(int argc, char **argv)
 	show("fsync(-1)", syscall(SYS_fsync, -1));
 	show("sync_file_range(bad flags)", syscall(SYS_sync_file_range, fd, 0L, 0L, 0x80));
 	show("unknown number", syscall(100000));
+	/* A struct open_how the caller cannot have: the kernel's EFAULT, read
+	 * where the kernel reads it, never a fault in the library. */
+	void *nowhere = (void *)(unsigned long)sysconf(_SC_PAGESIZE);
+	show("openat2(bad how)", syscall(SYS_openat2, AT_FDCWD, "nowhere", nowhere, (long)sizeof how));
 	printf("errno after: %d\n", errno);
 	return 0;
 }

@@ -27,13 +27,14 @@ mod next;
 mod flush;
 mod report;
 // Floor 4: one decision per durability request, by libc area.
-mod aio;
-mod linux_aio;
 mod mman;
 mod open;
 mod sync;
 mod uio;
-// Floor 5: syscall(2), a dispatcher onto the decisions above.
+// Floor 5: asynchronous flushes, answered with sync's checks.
+mod aio;
+mod linux_aio;
+// Floor 6: syscall(2), a dispatcher onto the decisions above.
 mod syscall;
 // Beside: the exported names. Not in unit tests, where the test program
 // would interpose its own libc calls.

@@ -116,7 +116,15 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
             "eatmydata: running {} {with}{}",
             program.display(),
             if decision.seccomp {
-                format!(" and the seccomp filter ({})", filter::abi_names())
+                let supervised = if invocation.plain_seccomp {
+                    ""
+                } else {
+                    " and its supervisor"
+                };
+                format!(
+                    " and the seccomp filter ({}){supervised}",
+                    filter::abi_names()
+                )
             } else {
                 String::new()
             }

@@ -41,9 +41,9 @@ def version_key(path):
 
 
 def sizes(ctx, probe=False):
-    if probe:
+    if probe or ctx.args.quick:
         return 1, 2
-    return (2, 4) if ctx.args.quick or ctx.args.full else (5, 8)
+    return (2, 4) if ctx.args.full else (5, 8)
 
 
 def versions():

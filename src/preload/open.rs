@@ -27,8 +27,8 @@ pub const fn without_direct(flags: c_int) -> c_int {
 
 /// The flags an open (`open`, `openat`, `openat2`, the fortified
 /// `__open_2` family) goes on with, under this process's policy: the one
-/// decision for every way of opening.
-/// The switches are read once: this runs on every open a program makes.
+/// decision for every way of opening. The switches are read once: this runs
+/// on every open a program makes.
 #[inline]
 pub fn open_flags(flags: c_int) -> c_int {
     let switches = policy::switches();

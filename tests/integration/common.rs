@@ -376,7 +376,6 @@ impl Outcome {
 #[derive(Debug)]
 pub struct FioRun {
     pub flushes: u64,
-    pub writes: u64,
     pub line: String,
 }
 
@@ -413,7 +412,6 @@ pub fn fio_flushes(job: &[&str], prefix: &[&str]) -> FioRun {
     );
     FioRun {
         flushes: number("flushes"),
-        writes: number("writes"),
         line,
     }
 }

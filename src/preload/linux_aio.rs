@@ -125,24 +125,34 @@ pub fn submit(a: [c_long; 6]) -> c_long {
     if !read || !gather_from_caller(headers, addresses) {
         return raw(libc::SYS_io_submit, a);
     }
-    if !headers.iter().any(answerable) {
+    let mut flushes = [false; BATCH];
+    for (is_flush, header) in flushes.iter_mut().zip(headers.iter()) {
+        *is_flush = answerable(header);
+    }
+    if !flushes.contains(&true) {
         return raw(libc::SYS_io_submit, a);
     }
-    // In order: runs of other requests go to the kernel, flushes are posted.
+    // In order: runs of other requests go to the kernel, and each flush is
+    // posted only once everything before it has been submitted.
     let mut kernel = [0usize; BATCH];
     let (mut queued, mut done) = (0, 0);
-    for (address, header) in addresses.iter().zip(headers.iter()) {
-        let data = u64::from_ne_bytes(field(header, 0));
-        if answerable(header) && post(context as u64, data, *address as u64) {
+    for ((address, header), is_flush) in addresses.iter().zip(headers.iter()).zip(flushes) {
+        if is_flush {
             let sent = send(context, kernel.get(..queued).unwrap_or_default());
             if sent < queued as c_long {
                 return if done == 0 { sent } else { done + sent.max(0) };
             }
-            done += queued as c_long + 1;
+            done += queued as c_long;
             queued = 0;
-            count(Skip::Fsync);
-            flush::note_fd(u32::from_ne_bytes(field(header, 20)) as c_int);
-        } else if let Some(slot) = kernel.get_mut(queued) {
+            let data = u64::from_ne_bytes(field(header, 0));
+            if post(context as u64, data, *address as u64) {
+                done += 1;
+                count(Skip::Fsync);
+                flush::note_fd(u32::from_ne_bytes(field(header, 20)) as c_int);
+                continue;
+            }
+        }
+        if let Some(slot) = kernel.get_mut(queued) {
             *slot = *address;
             queued += 1;
         }

@@ -15,6 +15,8 @@
 
 // The modules form layers; each uses only those on the floors below it.
 // Floor 1: what the process was told, and errno.
+#[path = "../durability.rs"]
+mod durability;
 mod errno;
 mod policy;
 #[allow(dead_code)] // what only the command uses

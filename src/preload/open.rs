@@ -12,12 +12,11 @@ use core::mem;
 
 use crate::next::{copy_from_caller, raw};
 use crate::report::{Skip, counted};
-use crate::{flush, policy};
+use crate::{durability, flush, policy};
 
 /// `flags` without the bits that ask each write to reach the disk.
 pub const fn without_sync(flags: c_int) -> c_int {
-    // O_SYNC is O_DSYNC plus a bit of its own; both go.
-    flags & !(libc::O_SYNC | libc::O_DSYNC)
+    flags & !durability::OPEN_SYNC
 }
 
 /// `flags` without `O_DIRECT`.
@@ -36,11 +35,7 @@ pub fn open_flags(flags: c_int) -> c_int {
         return flags;
     }
     let without = without_sync(flags);
-    let given = if switches.drop_direct() {
-        without_direct(without)
-    } else {
-        without
-    };
+    let given = flags & !durability::dropped_open_flags(!switches.drop_direct());
     if given != flags && switches.reporting() {
         counted(Skip::SyncOpen, flags, without);
         counted(Skip::Direct, without, given);

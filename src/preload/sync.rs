@@ -18,7 +18,7 @@ use core::mem::MaybeUninit;
 use crate::errno::{self, fail};
 use crate::next::raw;
 use crate::report::{Skip, count};
-use crate::{flush, policy};
+use crate::{durability, flush, policy};
 
 /// What a descriptor is to the sync calls.
 #[derive(Debug, PartialEq)]
@@ -156,22 +156,10 @@ pub fn syncfs_status(fd: c_int) -> c_int {
     }
 }
 
-/// The flags `sync_file_range(2)` accepts.
-const RANGE_FLAGS: u32 = libc::SYNC_FILE_RANGE_WAIT_BEFORE
-    | libc::SYNC_FILE_RANGE_WRITE
-    | libc::SYNC_FILE_RANGE_WAIT_AFTER;
-
-/// Whether the kernel would accept these range arguments, before it looks at
-/// the descriptor.
-pub const fn range_valid(offset: i64, nbytes: i64, flags: u32) -> bool {
-    let end = offset.wrapping_add(nbytes);
-    flags & !RANGE_FLAGS == 0 && offset >= 0 && end >= 0 && end >= offset
-}
-
 /// What `sync_file_range(fd, offset, nbytes, flags)` would answer, without
 /// the writeback, with the kernel's order of checks.
 pub fn sync_file_range_status(fd: c_int, offset: i64, nbytes: i64, flags: u32) -> c_int {
-    if !range_valid(offset, nbytes, flags) {
+    if !durability::sync_file_range_valid(offset, nbytes, flags) {
         return fail(libc::EINVAL);
     }
     match target(fd) {
@@ -217,19 +205,4 @@ pub extern "C" fn eatmydata_sync_file_range_status(
     flags: u32,
 ) -> c_int {
     sync_file_range_status(fd, offset, nbytes, flags)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn range_checks_follow_the_kernel() {
-        assert!(range_valid(0, 0, 0));
-        assert!(range_valid(4096, 8192, RANGE_FLAGS));
-        assert!(!range_valid(-1, 10, 0));
-        assert!(!range_valid(0, -1, 0));
-        assert!(!range_valid(i64::MAX, 1, 0));
-        assert!(!range_valid(0, 0, 8));
-    }
 }

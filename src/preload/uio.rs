@@ -4,11 +4,11 @@
 use core::ffi::c_int;
 
 use crate::report::{Skip, counted};
-use crate::{flush, policy};
+use crate::{durability, flush, policy};
 
 /// `flags` without the per-write sync bits.
 pub const fn without_sync(flags: c_int) -> c_int {
-    flags & !(libc::RWF_SYNC | libc::RWF_DSYNC)
+    flags & !durability::WRITE_SYNC
 }
 
 /// The flags `pwritev2` goes on with, under this process's policy.

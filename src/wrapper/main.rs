@@ -20,6 +20,9 @@
 
 mod args;
 mod client;
+#[allow(dead_code)] // what only the library uses
+#[path = "../durability.rs"]
+mod durability;
 mod error;
 mod exec;
 mod flush;

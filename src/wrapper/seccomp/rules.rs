@@ -38,14 +38,9 @@ pub(super) const fn arg_low(n: u32) -> u32 {
 /// The open flags that send an open to the supervisor: `O_DSYNC` (part of
 /// `O_SYNC`), the kernel's own `__O_SYNC` bit, and `O_DIRECT` unless kept.
 pub fn open_flags(keep_direct: bool) -> u32 {
-    let sync = (libc::O_DSYNC | libc::O_SYNC) as u32;
-    if keep_direct {
-        sync
-    } else {
-        sync | libc::O_DIRECT as u32
-    }
+    crate::durability::dropped_open_flags(keep_direct) as u32
 }
-pub const RWF_SYNCS: u32 = (libc::RWF_SYNC | libc::RWF_DSYNC) as u32;
+pub const RWF_SYNCS: u32 = crate::durability::WRITE_SYNC as u32;
 pub const IORING_OFF_SQES: u32 = 0x1000_0000;
 /// `io_uring_register` operations refused with `EINVAL`, as by a kernel
 /// without them: `IORING_REGISTER_RING_FDS` (after it `io_uring_enter`

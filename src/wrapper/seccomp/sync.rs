@@ -24,7 +24,7 @@ use super::rules::RWF_SYNCS;
 pub fn answer(call: &Call) -> Answer {
     let [fd, offset, nbytes, flags, ..] = call.args;
     if call.nr == libc::SYS_sync_file_range
-        && !range_valid(offset as i64, nbytes as i64, flags as u32)
+        && !crate::durability::sync_file_range_valid(offset as i64, nbytes as i64, flags as u32)
     {
         return Answer::Error(libc::EINVAL);
     }
@@ -142,16 +142,6 @@ pub fn msync(call: &Call) -> Answer {
     } else {
         Answer::Value(0)
     }
-}
-
-/// Whether sync_file_range(2) accepts these arguments, before it looks at
-/// the descriptor.
-fn range_valid(offset: i64, nbytes: i64, flags: u32) -> bool {
-    let known = libc::SYNC_FILE_RANGE_WAIT_BEFORE
-        | libc::SYNC_FILE_RANGE_WRITE
-        | libc::SYNC_FILE_RANGE_WAIT_AFTER;
-    let end = offset.wrapping_add(nbytes);
-    flags & !known == 0 && offset >= 0 && end >= 0 && end >= offset
 }
 
 /// The most a single emulated `pwritev2` copies; a longer one returns a

@@ -1,0 +1,98 @@
+//! The Dockerfile recipe (`contrib/container/Dockerfile`): the static
+//! command copied in, the RUN step's dpkg syncs eaten, the ENTRYPOINT too.
+
+use std::fs;
+use std::path::Path;
+
+use super::{Image, assert_eaten, data_volume, debian_image, podman_ok};
+use crate::common::{TempDir, static_pair};
+use crate::loopfs::LoopFs;
+
+#[test]
+fn a_dockerfile_copies_the_static_command_in_and_uses_it() {
+    let base = debian_image(&[]);
+    let dockerfile = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/container/Dockerfile");
+    let dir = TempDir::new("podman-dockerfile");
+    // Each process under the library appends what it skipped here: the
+    // oracle for the RUN step (only the test sets it).
+    let report_dir = dir.join("report");
+    fs::create_dir(&report_dir).unwrap();
+    fs::write(report_dir.join("report"), "").unwrap();
+    let image = Image(format!("eatmydata-test-dockerfile-{}", std::process::id()));
+    podman_ok(&[
+        "build",
+        "--quiet",
+        // A cached RUN layer would run nothing.
+        "--no-cache",
+        "--build-arg",
+        &format!("BASE={base}"),
+        "--env",
+        "EATMYDATA_REPORT=/emd/report",
+        "-v",
+        &format!("{}:/emd", report_dir.display()),
+        "-f",
+        dockerfile.to_str().unwrap(),
+        "-t",
+        &image.0,
+        static_pair().to_str().unwrap(),
+    ]);
+    let report = fs::read_to_string(report_dir.join("report")).unwrap();
+    let dpkg_fsyncs: u64 = report
+        .lines()
+        .filter(|line| line.contains(" name=dpkg "))
+        .filter_map(|line| {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix("fsync="))
+        })
+        .map(|n| n.parse::<u64>().unwrap())
+        .sum();
+    assert!(dpkg_fsyncs >= 20, "dpkg's fsyncs were not eaten:\n{report}");
+
+    // The ENTRYPOINT: what the container runs gets the library.
+    let version = podman_ok(&["run", "--rm", &image.0]);
+    assert!(version.starts_with("3."), "{version}");
+    let disk = LoopFs::new("podman-dockerfile-disk", 64);
+    let volume = data_volume(&disk);
+    let mut sql = String::from("create table t(x);");
+    for n in 0..40 {
+        sql.push_str(&format!("insert into t values({n});"));
+    }
+    let control = disk.flushes_during(|| {
+        podman_ok(&[
+            "run",
+            "--rm",
+            "-v",
+            &volume,
+            "--entrypoint",
+            "sqlite3",
+            &image.0,
+            "/data/a.db",
+            &sql,
+        ]);
+    });
+    let eaten = disk.flushes_during(|| {
+        podman_ok(&[
+            "run",
+            "--rm",
+            "-v",
+            &volume,
+            &image.0,
+            "sqlite3",
+            "/data/b.db",
+            &sql,
+        ]);
+    });
+    assert_eaten(control, eaten, 40);
+    let count = podman_ok(&[
+        "run",
+        "--rm",
+        "-v",
+        &volume,
+        "--entrypoint",
+        "sqlite3",
+        &image.0,
+        "/data/b.db",
+        "select count(*), sum(x) from t",
+    ]);
+    assert_eq!(count, "40|780\n");
+}

@@ -1,0 +1,94 @@
+//! musl images: the library mounted read-only with `LD_PRELOAD`, the static
+//! command inside, and root in a container getting the filter.
+
+use std::process::Stdio;
+
+use super::{MOUNTED, MuslImage, assert_eaten, data_volume, podman, podman_ok, text};
+use crate::common::{Libc, probe_for, static_pair};
+use crate::loopfs::LoopFs;
+
+#[test]
+fn a_musl_image_runs_with_the_library_mounted_read_only() {
+    let program = probe_for(Libc::Musl, "sync_calls", &[]);
+    let musl = MuslImage::new("musl", &program, false);
+    let (image, inside) = (&musl.image, &musl.program);
+    let library = static_pair().join("libeatmydata.so");
+    let disk = LoopFs::new("podman-musl-disk", 64);
+    let volume = data_volume(&disk);
+
+    let control = disk.flushes_during(|| {
+        podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, "/data/a"]);
+    });
+    let mount = format!("{}:{MOUNTED}:ro", library.display());
+    let preload = format!("LD_PRELOAD={MOUNTED}");
+    let mut printed = String::new();
+    let eaten = disk.flushes_during(|| {
+        printed = podman_ok(&[
+            "run", "--rm", "-v", &volume, "-v", &mount, "-e", &preload, &image.0, inside, "/data/b",
+        ]);
+    });
+    assert_eaten(control, eaten, 6);
+    assert!(disk.join("b").is_file(), "{printed}");
+}
+
+#[test]
+fn the_static_command_runs_in_a_musl_image() {
+    let program = probe_for(Libc::Musl, "sync_calls", &[]);
+    let musl = MuslImage::new("static", &program, true);
+    let (image, inside) = (&musl.image, &musl.program);
+    let disk = LoopFs::new("podman-static-disk", 64);
+    let volume = data_volume(&disk);
+
+    let control = disk.flushes_during(|| {
+        podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, "/data/a"]);
+    });
+    let eaten = disk.flushes_during(|| {
+        podman_ok(&[
+            "run",
+            "--rm",
+            "-v",
+            &volume,
+            &image.0,
+            "/bin/eatmydata",
+            inside,
+            "/data/b",
+        ]);
+    });
+    assert_eaten(control, eaten, 6);
+    let printed = podman_ok(&["run", "--rm", &image.0, "/bin/eatmydata", "--print-library"]);
+    assert_eq!(printed, "/bin/libeatmydata.so\n");
+}
+
+#[test]
+fn root_in_a_container_gets_the_filter_and_true_advice() {
+    // Root in a container lacks CAP_SYS_ADMIN: seccomp mode must set
+    // no_new_privs, and "run eatmydata as root" would be wrong advice.
+    let program = crate::common::probe("sync_calls", &["-static"]);
+    let musl = MuslImage::new("root", &program, true);
+    let (image, inside) = (&musl.image, &musl.program);
+    let disk = LoopFs::new("podman-root-disk", 64);
+    let volume = data_volume(&disk);
+    let control = disk.flushes_during(|| {
+        podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, "/data/a"]);
+    });
+    let mut output = None;
+    let eaten = disk.flushes_during(|| {
+        output = Some(
+            podman()
+                .args(["run", "--rm", "-v", &volume, &image.0, "/bin/eatmydata"])
+                .args([inside.as_str(), "/data/b"])
+                .stdin(Stdio::null())
+                .output()
+                .expect("run podman"),
+        );
+    });
+    let output = output.unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    assert_eaten(control, eaten, 6);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("no_new_privs") && stderr.contains("root here lacks CAP_SYS_ADMIN"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("run eatmydata as root"), "{stderr}");
+}

@@ -1,0 +1,84 @@
+//! Testcontainers for Python, through the Docker API of `podman system
+//! service`, starting a container with the library.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::{MuslImage, assert_eaten, podman, text};
+use crate::common::{Libc, TempDir, probe_for, static_pair};
+use crate::loopfs::LoopFs;
+
+/// Where `scripts/setup-test-deps` installs PyPI's `testcontainers`.
+const TESTCONTAINERS_VENV: &str = "/var/tmp/eatmydata-venv";
+
+/// `podman system service`: the Docker API on a socket of ours, stopped
+/// when dropped.
+struct Service {
+    child: std::process::Child,
+    socket: PathBuf,
+    _dir: TempDir,
+}
+
+impl Service {
+    fn start() -> Service {
+        let dir = TempDir::new("podman-service");
+        let socket = dir.join("podman.sock");
+        let child = podman()
+            .args(["system", "service", "--time=0"])
+            .arg(format!("unix://{}", socket.display()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("run podman system service");
+        let service = Service {
+            child,
+            socket,
+            _dir: dir,
+        };
+        for _ in 0..200 {
+            if service.socket.exists() {
+                return service;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("podman system service made no socket in 10 s");
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn testcontainers_python_runs_a_container_with_the_library() {
+    let program = probe_for(Libc::Musl, "sync_calls", &[]);
+    let musl = MuslImage::new("tc", &program, false);
+    let (image, inside) = (&musl.image, &musl.program);
+    let service = Service::start();
+    let disk = LoopFs::new("podman-testcontainers-disk", 64);
+    let recipe = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/integration/containers/testcontainers_recipe.py");
+    let library = static_pair().join("libeatmydata.so");
+    let run = |library: &str, file: &str| {
+        let output = Command::new(Path::new(TESTCONTAINERS_VENV).join("bin/python"))
+            .arg(&recipe)
+            .args([&image.0, library, disk.path().to_str().unwrap()])
+            .args([inside.as_str(), file])
+            .env(
+                "DOCKER_HOST",
+                format!("unix://{}", service.socket.display()),
+            )
+            .env("TESTCONTAINERS_RYUK_DISABLED", "true")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run the Testcontainers recipe (scripts/setup-test-deps installs it)");
+        assert!(output.status.success(), "{}", text(&output));
+    };
+    let control = disk.flushes_during(|| run("none", "/data/a"));
+    let eaten = disk.flushes_during(|| run(library.to_str().unwrap(), "/data/b"));
+    assert_eaten(control, eaten, 6);
+    assert!(disk.join("b").is_file());
+}

@@ -17,8 +17,8 @@ use core::ffi::{c_int, c_long};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::errno;
+use crate::kernel::{append_own, raw};
 use crate::maps::{self, Mapping};
-use crate::next::{append_own, raw};
 use crate::{policy, protocol};
 
 /// How many file systems a process tells apart; past that, it asks for

@@ -22,9 +22,14 @@ mod policy;
 #[allow(dead_code)] // what only the command uses
 #[path = "../protocol.rs"]
 mod protocol;
-// Floor 2: the next definitions, and the library's own kernel calls.
-mod maps;
+// Floor 2, in three steps, each using the ones before it:
+// 2a: the next definitions of libc's functions (the symbol lookup);
 mod next;
+// 2b: the library's own kernel calls and file I/O, through libc's syscall;
+mod kernel;
+// 2c: copies from and to the caller's memory; the mappings of its addresses.
+mod caller;
+mod maps;
 // Floor 3: what was skipped, for --report, and where, for --sync-at-exit.
 mod flush;
 mod report;
@@ -49,7 +54,7 @@ mod hooks;
 #[unsafe(no_mangle)]
 pub extern "C" fn eatmydata_warm_up() {
     policy::warm_up();
-    next::warm_up();
+    kernel::warm_up();
 }
 
 /// A panic cannot unwind out of a hook into a C caller; with no code path

@@ -17,7 +17,8 @@
 use core::ffi::{c_int, c_long};
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-use crate::next::{copy_from_caller, copy_to_caller, gather_from_caller, raw};
+use crate::caller::{copy_from_caller, copy_to_caller, gather_from_caller};
+use crate::kernel::raw;
 use crate::report::{Skip, count};
 use crate::{flush, policy, sync};
 

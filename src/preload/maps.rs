@@ -7,7 +7,7 @@
 //! that is needed. Asked only when `--sync-at-exit` is on and an `MS_SYNC`
 //! is skipped: one open, a few reads and a close.
 
-use crate::next::{close_own, open_own, read_own};
+use crate::kernel::{close_own, open_own, read_own};
 
 /// What the mapping of an address is.
 #[derive(Debug, PartialEq)]

@@ -10,7 +10,8 @@
 use core::ffi::{c_int, c_long};
 use core::mem;
 
-use crate::next::{copy_from_caller, raw};
+use crate::caller::copy_from_caller;
+use crate::kernel::raw;
 use crate::report::{Skip, counted};
 use crate::{durability, flush, policy};
 

@@ -12,7 +12,7 @@
 use core::ffi::{c_char, c_int};
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use crate::next::{append_own, raw};
+use crate::kernel::{append_own, raw};
 use crate::policy;
 use crate::protocol;
 

@@ -16,7 +16,7 @@ use core::ffi::{c_int, c_long};
 use core::mem::MaybeUninit;
 
 use crate::errno::{self, fail};
-use crate::next::raw;
+use crate::kernel::raw;
 use crate::report::{Skip, count};
 use crate::{durability, flush, policy};
 

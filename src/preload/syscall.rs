@@ -5,7 +5,7 @@
 
 use core::ffi::{c_int, c_long};
 
-use crate::next::raw;
+use crate::kernel::raw;
 use crate::{linux_aio, mman, open, policy, sync, uio};
 
 /// Replaces the int argument at `at` with `f` of it.

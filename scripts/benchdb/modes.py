@@ -70,11 +70,20 @@ def knobs(ctx):
     return Mode("db knobs", [], knobs=True)
 
 
+def knobs_eatmydata(ctx):
+    """Both: what eatmydata still adds where the knobs are already off."""
+    return Mode("db knobs + eatmydata", [ctx.eatmydata], knobs=True, library=ctx.library)
+
+
 MODES = {"plain": plain, "eatmydata": eatmydata, "seccomp": seccomp,
          "sync-at-exit": sync_at_exit,
-         "libeatmydata": original, "db knobs": knobs}
+         "libeatmydata": original, "db knobs": knobs,
+         "db knobs + eatmydata": knobs_eatmydata}
 DEFAULT = ["plain", "eatmydata", "libeatmydata", "db knobs"]
-PACKAGES = {"libeatmydata": "eatmydata"}  # mode -> Debian package it needs
+# mode -> Debian package it needs. Only the library: Debian's `eatmydata`
+# package would add its /usr/bin/eatmydata script, which the mode does not
+# use (it preloads ORIGINAL by path) and which would shadow ours on PATH.
+PACKAGES = {"libeatmydata": "libeatmydata1"}
 
 
 def compared(spec):

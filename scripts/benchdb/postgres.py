@@ -65,12 +65,14 @@ def initdb(bin_, data, knobs):
 
 
 def start(ctx, pre, data, sockets, knobs):
-    """Start the server on a private socket; (process, pid, seconds to ready)."""
+    """Start the server on a private socket with the server options `knobs`
+    (a list, KNOBS for the "db knobs" variant); (process, pid, seconds to
+    ready)."""
     bin_ = bindir()
     server = pre + [f"{bin_}/postgres", "-D", data, "-c", "listen_addresses=",
                     "-c", f"unix_socket_directories={sockets}", "-c", f"port={PORT}"]
     begin = time.perf_counter()
-    process = ctx.start(server + (KNOBS if knobs else []), os.path.join(ctx.base, "postgres.log"))
+    process = ctx.start(server + knobs, os.path.join(ctx.base, "postgres.log"))
     ready = [f"{bin_}/pg_isready", "-q", "-h", sockets, "-p", PORT, "-U", "bench"]
     wait_until(lambda: subprocess.run(ready, check=False).returncode == 0, process, "postgres")
     seconds = time.perf_counter() - begin
@@ -87,7 +89,8 @@ def run(ctx, variant, trace=None):
     times = {}
 
     times["initdb"], _ = timed(pre + initdb(bin_, data, variant.knobs))
-    process, pid, times["start"] = start(ctx, pre, data, sockets, variant.knobs)
+    process, pid, times["start"] = start(ctx, pre, data, sockets,
+                                             KNOBS if variant.knobs else [])
     mapped = library_mapped(pid, variant.library) if variant.library else None
 
     connect = ["-h", sockets, "-p", PORT, "-U", "bench"]

@@ -62,6 +62,6 @@ done
 install -d "$bindir" "$libdir" "$mandir" "$completions"
 install -m 0755 "$built/eatmydata" "$bindir/eatmydata"
 install -m 0644 "$built/libeatmydata.so" "$libdir/libeatmydata.so"
-install -m 0644 doc/eatmydata.1 "$mandir/eatmydata.1"
+install -m 0644 docs/eatmydata.1 "$mandir/eatmydata.1"
 install -m 0644 packaging/debian/eatmydata.bash-completion "$completions/eatmydata"
 echo "installed ${files[*]}"

@@ -31,7 +31,7 @@ JOBS = [  # (key, engine, sync): the bench's jobs, one measure each
     ("io_uring-fdatasync", "io_uring", "fdatasync"),
     ("io_uring-sync_file_range", "io_uring", "sync_file_range"),
 ]
-CHART = ["psync-fsync", "io_uring-fsync"]  # the README chart's panels
+CHART = ["psync-fsync", "io_uring-fsync"]  # the chart's panels in docs/benchmarks.md
 MEASURES = [(key, f"fio {engine}, {{size}} in 4k writes, each + {sync}", "s")
             for key, engine, sync in JOBS]
 

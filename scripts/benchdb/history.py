@@ -1,7 +1,7 @@
 """The results history: each recorded run (--record) leaves its whole report
-in docs/benchmarks/, named by its date and commit, and the README's
-benchmark table and chart become that run's. A regression then shows up
-as a diff between two files of the history.
+in docs/benchmarks/, named by its date and commit, and the table and chart
+of docs/benchmarks.md become that run's. A regression then shows up as a
+diff between two files of the history.
 """
 
 import os
@@ -19,7 +19,8 @@ def stamp(about, commit):
 
 def record(root, name, about, body, summary, chart):
     """Write the run's report (`about` lines, then `body`) and chart into the
-    history, the summary and chart into the README; return the report's path."""
+    history, the summary and chart into docs/benchmarks.md; return the
+    report's path."""
     folder = os.path.join(root, "docs/benchmarks")
     os.makedirs(folder, exist_ok=True)
     report = os.path.join(folder, f"{name}.md")
@@ -27,15 +28,15 @@ def record(root, name, about, body, summary, chart):
         out.write(f"# bench-db run {name}\n\n![chart]({name}.svg)\n\n"
                   + "\n".join(f"- {line}" for line in about) + "\n\n" + "\n".join(body) + "\n")
     shutil.copyfile(chart, os.path.join(folder, f"{name}.svg"))
-    readme = os.path.join(root, "README.md")
-    with open(readme) as file:
+    page = os.path.join(root, "docs/benchmarks.md")
+    with open(page) as file:
         text = file.read()
     if START not in text or END not in text:
-        raise SystemExit(f"bench-db: {readme} has no {START} ... {END} to replace")
+        raise SystemExit(f"bench-db: {page} has no {START} ... {END} to replace")
     before, rest = text.split(START, 1)
     after = rest.split(END, 1)[1]
     block = "\n".join([START, ""] + summary + ["", f"![bars per workload and variant]"
-                                                   f"(docs/benchmarks/{name}.svg)", "", END])
-    with open(readme, "w") as file:
+                                                   f"(benchmarks/{name}.svg)", "", END])
+    with open(page, "w") as file:
         file.write(before + block + after)
     return report

@@ -23,7 +23,7 @@ KNOBS = [
     "--innodb-flush-method=nosync",
 ]
 PACKAGES = {"mariadbd": "mariadb-server", "mariadb": "mariadb-client"}
-CHART = ["import"]  # the README chart's panel
+CHART = ["import"]  # the chart's panel in docs/benchmarks.md
 MEASURES = [
     ("total", "MariaDB install + start + import + shutdown", "s"),
     ("import", "MariaDB {rows:,}-row single-INSERT import", "s"),

@@ -164,7 +164,7 @@ def chart_data(workloads, results, describe_all, everything=True):
 
 
 def summary(workloads, results, describe_all, name):
-    """The README's table: the headline file system's modes and tmpfs, each
+    """The table of docs/benchmarks.md: the headline file system's modes and tmpfs, each
     as plain's figure and the others' speedups, for the workloads that ran."""
     columns = []
     for outcome in results.values():
@@ -189,6 +189,6 @@ def summary(workloads, results, describe_all, name):
                 else:
                     cells.append(ratio(row["speedup"]))
             lines.append(f"| {describe_all[module.NAME][key]} | " + " | ".join(cells) + " |")
-    return lines + ["", f"Medians, in run [{name}](docs/benchmarks/{name}.md): plain's "
+    return lines + ["", f"Medians, in run [{name}](benchmarks/{name}.md): plain's "
                         "time (or tps), the others' speedup against it, all on the headline "
                         "file system except tmpfs."]

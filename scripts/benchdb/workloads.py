@@ -8,7 +8,7 @@ workload module has:
 - MEASURES: [(key, title, unit)], unit "s" (shorter is better) or "tps"
   (higher is better); a title may use fields that `describe` fills in;
 - PACKAGES: {program: Debian package} it needs (installed when missing);
-- CHART (optional): the MEASURES keys the README's chart shows (default all);
+- CHART (optional): the MEASURES keys the chart of docs/benchmarks.md shows (default all);
 - describe(ctx) -> {key: title}: the titles at this run's sizes;
 - versions() -> [str]: lines for the report ("sqlite3: 3.40.1");
 - run(ctx, variant, trace=None) -> (result, mapped): one run. `result` has

@@ -33,7 +33,7 @@ fn help() -> String {
 
 /// The page's source with roff's escaped hyphens made plain.
 fn page() -> String {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("doc/eatmydata.1");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/eatmydata.1");
     fs::read_to_string(source).unwrap().replace("\\-", "-")
 }
 
@@ -59,20 +59,20 @@ fn the_man_page_documents_every_option_and_variable_of_help() {
     for name in options.iter().chain(&variables) {
         assert!(
             page.contains(name.as_str()),
-            "{name} is in --help but not in doc/eatmydata.1"
+            "{name} is in --help but not in docs/eatmydata.1"
         );
     }
     for name in &page_options {
         assert!(
             options.contains(name),
-            "doc/eatmydata.1 documents {name}, which --help does not list"
+            "docs/eatmydata.1 documents {name}, which --help does not list"
         );
     }
 }
 
 #[test]
 fn the_man_page_renders_without_warnings() {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("doc/eatmydata.1");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/eatmydata.1");
     let output = Command::new("man")
         .args(["--warnings", "-l"])
         .arg(&source)

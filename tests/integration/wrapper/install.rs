@@ -20,7 +20,7 @@ fn the_install_script_lays_out_what_the_command_finds() {
     let source = Path::new(env!("CARGO_MANIFEST_DIR"));
     for file in [
         "scripts/install.sh",
-        "doc/eatmydata.1",
+        "docs/eatmydata.1",
         "packaging/debian/eatmydata.bash-completion",
     ] {
         let to = prefix.join("src").join(file);

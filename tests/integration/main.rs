@@ -14,7 +14,7 @@ mod field; // what breaks preload libraries: constructors, threads, fork, cancel
 mod foreign; // 32-bit programs, and musl ones with a library musl cannot load
 mod lookup; // next definitions found, and missing ones failing the call
 mod loopfs; // file systems of a test's own on loop devices, and their flush counters
-mod manpage; // eatmydata(1) lists every option and variable of --help
+mod manpage; // eatmydata(1) and the README's options table list every option of --help
 mod memcheck; // the probes under valgrind
 mod musl; // one library for musl programs too: the probes built with musl-gcc
 mod open; // O_SYNC, O_DSYNC, O_DIRECT and RWF_* dropped, all else intact

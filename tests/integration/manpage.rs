@@ -1,7 +1,7 @@
-//! The man page, eatmydata(1), keeps up with `--help`: every long option
-//! and every `EATMYDATA_*` variable the help lists is documented there, and
-//! its OPTIONS section names no option the command does not know. A new option without
-//! a man page entry fails here.
+//! The man page, eatmydata(1), and the README's options table keep up with
+//! `--help`: every long option and every `EATMYDATA_*` variable the help
+//! lists is documented in both, and neither's list of options names one
+//! the command does not know. A new option without an entry fails here.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -13,7 +13,13 @@ use crate::common::command;
 /// The words of `text` that start with `prefix` and go on with letters,
 /// digits, `-` or `_`.
 fn words(text: &str, prefix: &str) -> BTreeSet<String> {
-    let is_part = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    scan(text, prefix, "-_").into_iter().collect()
+}
+
+/// The words of `text` that start with `prefix` and go on with letters,
+/// digits or any of `also`, in order, repeats kept.
+fn scan(text: &str, prefix: &str, also: &str) -> Vec<String> {
+    let is_part = |c: char| c.is_ascii_alphanumeric() || also.contains(c);
     text.match_indices(prefix)
         .filter(|(at, _)| !text[..*at].ends_with(is_part))
         .map(|(at, _)| {
@@ -29,6 +35,11 @@ fn help() -> String {
     let output = Command::new(command()).arg("--help").output().unwrap();
     assert!(output.status.success());
     String::from_utf8(output.stdout).unwrap()
+}
+
+/// A file of the source tree.
+fn source(path: &str) -> String {
+    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
 }
 
 /// The page's source with roff's escaped hyphens made plain.
@@ -92,5 +103,53 @@ fn the_man_page_renders_without_warnings() {
         "EXAMPLES",
     ] {
         assert!(text.contains(section), "no {section} section");
+    }
+}
+
+/// The README's options table, between its markers, and the README.
+fn readme_options() -> (String, String) {
+    let readme = source("README.md");
+    let table = readme
+        .split_once("<!-- options:")
+        .and_then(|(_, rest)| rest.split_once("<!-- /options -->"))
+        .map(|(table, _)| table.to_owned())
+        .expect("README.md marks its options table with <!-- options: ... <!-- /options -->");
+    (table, readme)
+}
+
+#[test]
+fn the_readme_options_table_lists_every_option_of_help_once() {
+    let help = help();
+    let (table, readme) = readme_options();
+    // `--seccomp=plain` is an option of its own, beside `--seccomp`.
+    let options: BTreeSet<String> = scan(&help, "--", "-_=").into_iter().collect();
+    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("| `-")).collect();
+    // Control: the scan sees the table's rows, and both spellings.
+    assert!(rows.len() >= 8, "only {} option rows: {table}", rows.len());
+    assert!(options.contains("--seccomp=plain"), "{options:?}");
+    let mut listed = Vec::new();
+    for row in &rows {
+        // The first cell names the options; the second may mention others.
+        let first = row.split('|').nth(1).unwrap_or_default();
+        listed.extend(scan(first, "--", "-_="));
+    }
+    for name in &options {
+        let times = listed.iter().filter(|l| *l == name).count();
+        assert_eq!(
+            times, 1,
+            "{name} is in --help and {times} times in the README's table"
+        );
+    }
+    for name in &listed {
+        assert!(
+            options.contains(name),
+            "the README's table lists {name}, which --help does not"
+        );
+    }
+    for name in words(&help, "EATMYDATA_") {
+        assert!(
+            readme.contains(&name),
+            "{name} is in --help but not in README.md"
+        );
     }
 }

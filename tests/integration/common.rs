@@ -11,6 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::{env, fs};
 
+mod lock; // one machine-wide lock between sync(2) callers and disk readers
+pub use lock::{QuietDisks, quiet_disks, whole_machine_sync};
+
 /// The `eatmydata` command under test, with the library it finds beside it
 /// built first: never a stale one.
 pub fn command() -> PathBuf {
@@ -263,6 +266,26 @@ impl Run {
     }
 
     pub fn run(self) -> Outcome {
+        if self.may_call_sync() {
+            return whole_machine_sync(|| self.run_now());
+        }
+        self.run_now()
+    }
+
+    /// Whether the run starts, without the library, a probe that calls
+    /// sync(2) (as its program, or as an argument of valgrind or the
+    /// command): it then runs under [`whole_machine_sync`].
+    fn may_call_sync(&self) -> bool {
+        const SYNCING: [&str; 4] = ["sync_calls", "both_ways", "raw_syscall", "memcheck_calls"];
+        let names = std::iter::once(self.program.as_os_str())
+            .chain(self.args.iter().map(|a| a.as_os_str()));
+        !self.preload
+            && names
+                .filter_map(|name| Path::new(name).file_name()?.to_str())
+                .any(|name| SYNCING.iter().any(|probe| name.starts_with(probe)))
+    }
+
+    fn run_now(self) -> Outcome {
         let scratch = TempDir::new("strace");
         let log = scratch.join("trace");
         let mut command = match &self.trace {

@@ -87,19 +87,24 @@ fn loads_into_programs_on_debian_11_with_glibc_2_31() {
     }
 }
 
-/// Cross-builds everything for aarch64 and checks the library's symbol
-/// versions there (`scripts/check-aarch64`). Needs rustup's aarch64 target
-/// and the packages gcc-aarch64-linux-gnu libc6-dev-arm64-cross.
+/// Cross-builds everything for aarch64, checks the library's symbol
+/// versions there and runs the probes under qemu-aarch64 with and without
+/// it (`scripts/check-aarch64`, about 10 s once built; 40 s from nothing).
+/// Needs rustup's aarch64 target and the packages gcc-aarch64-linux-gnu,
+/// libc6-dev-arm64-cross and qemu-user (scripts/setup-test-deps).
 #[test]
-#[ignore = "needs the aarch64 Rust target and cross gcc: run scripts/check-aarch64"]
+#[ignore = "the aarch64 link fails today: the shim binds pthread_atfork@GLIBC_2.17, which aarch64's glibc never exported"]
 fn builds_for_aarch64_with_the_same_exports_and_glibc_2_17() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check-aarch64");
     let output = Command::new(&script)
         .output()
         .expect("run scripts/check-aarch64");
+    let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        output.status.success(),
-        "{}",
+        output.status.success()
+            && stdout.contains("check-aarch64: PASS")
+            && stdout.contains("ran under qemu-aarch64"),
+        "{stdout}{}",
         String::from_utf8_lossy(&output.stderr)
     );
 }

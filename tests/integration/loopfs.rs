@@ -13,8 +13,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
-use crate::common::TempDir;
+use crate::common::{QuietDisks, TempDir, quiet_disks};
 
 /// What the device has completed since it was made.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -31,6 +32,9 @@ pub struct LoopFs {
     device: String,
     mount: PathBuf,
     image: PathBuf,
+    /// Taken at the first count read, kept to the end: no sync(2) of the
+    /// tests adds to the counts meanwhile.
+    counting: OnceLock<QuietDisks>,
 }
 
 fn run(program: &str, args: &[&str]) -> String {
@@ -69,6 +73,7 @@ impl LoopFs {
             device,
             mount,
             image,
+            counting: OnceLock::new(),
         };
         let options = "lazy_itable_init=0,lazy_journal_init=0";
         run("mkfs.ext4", &["-q", "-F", "-E", options, &made.device]);
@@ -115,6 +120,7 @@ impl LoopFs {
 
     /// The device's counters, from its own line of `/proc/diskstats`.
     pub fn stats(&self) -> DiskStats {
+        self.counting.get_or_init(quiet_disks);
         let name = self.device.trim_start_matches("/dev/");
         let stats = fs::read_to_string("/proc/diskstats").expect("read /proc/diskstats");
         let fields: Vec<u64> = stats

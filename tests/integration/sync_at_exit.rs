@@ -8,12 +8,11 @@
 //! kernel writes dirty data back after 30 s, and each check is made within
 //! seconds.
 
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::symlink;
-use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::common::{Outcome, Run, TempDir, command, library, probe};
+pub use crate::common::whole_machine_sync;
+use crate::common::{Outcome, Run, TempDir, command, library, probe, quiet_disks};
 use crate::loopfs::LoopFs;
 
 mod ending; // SIGKILL, a daemon left running, SIGINT during the flush
@@ -96,7 +95,7 @@ pub fn control_then_synced(
     while tries.len() < 3 {
         let control = marker(&format!("{label}-control-{}", tries.len()));
         // No test here runs sync(2) meanwhile: it would flush this too.
-        let _shared = SyncLock::take(libc::LOCK_SH);
+        let _quiet = quiet_disks();
         let outcome = run(false, &control);
         if !fs.holds(&control) {
             break;
@@ -115,30 +114,6 @@ pub fn control_then_synced(
         outcome.stderr()
     );
     outcome
-}
-
-/// A lock between the tests of this file, in separate processes or threads:
-/// a control run holds it shared, a run that calls sync(2), which flushes
-/// every file system, holds it exclusive.
-struct SyncLock {
-    _held: std::fs::File,
-}
-
-impl SyncLock {
-    fn take(how: libc::c_int) -> SyncLock {
-        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sync-at-exit.lock");
-        let file = std::fs::File::create(path).expect("create the lock file");
-        // SAFETY: flock on a descriptor we own; it blocks until granted.
-        let taken = unsafe { libc::flock(file.as_raw_fd(), how) };
-        assert_eq!(taken, 0, "flock: {}", std::io::Error::last_os_error());
-        SyncLock { _held: file }
-    }
-}
-
-/// `f`, which calls sync(2), with no control run going on.
-pub fn whole_machine_sync<T>(f: impl FnOnce() -> T) -> T {
-    let _exclusive = SyncLock::take(libc::LOCK_EX);
-    f()
 }
 
 /// `--sync-at-exit` when `synced`, and `more` options.

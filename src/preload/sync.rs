@@ -15,6 +15,7 @@
 use core::ffi::{c_int, c_long};
 use core::mem::MaybeUninit;
 
+use crate::durability::Verdict;
 use crate::errno::{self, fail};
 use crate::kernel::raw;
 use crate::report::{Skip, count};
@@ -106,14 +107,44 @@ fn slow_target(fd: c_int) -> Result<Target, c_int> {
     })
 }
 
-/// What `fsync(fd)` or `fdatasync(fd)` would answer, without the flush.
+/// What `call` on `fd` answers, by [`durability::sync_verdict`]: 0 without
+/// the flush, counted as a skip of `kind`, when it would only flush a disk;
+/// the kernel's own check's errno; or the call itself, made as asked
+/// (`number` with `args`), whose answer is the kernel's (EINVAL on a pipe
+/// or `/proc` file, ESPIPE, or 0 with nothing to flush).
 #[inline(always)]
-pub fn fsync_status(fd: c_int) -> c_int {
-    match target(fd) {
-        Err(failed) => failed,
-        Ok(Target::Stream | Target::Unsyncable) => fail(libc::EINVAL),
-        Ok(Target::Storage) => skipped(Skip::Fsync, fd),
+fn answer(
+    call: durability::Sync,
+    kind: Skip,
+    fd: c_int,
+    number: c_long,
+    args: [c_long; 6],
+) -> c_int {
+    let disk = match target(fd) {
+        Err(failed) => return failed,
+        Ok(found) => found == Target::Storage,
+    };
+    match durability::sync_verdict(call, disk) {
+        Verdict::Skip => skipped(kind, fd),
+        Verdict::Fail(code) => fail(code),
+        Verdict::Kernel => kernel(number, args),
     }
+}
+
+/// The call made as asked, for a descriptor that reaches no disk: a path
+/// rarely taken, with the kernel's answer.
+#[cold]
+#[inline(never)]
+fn kernel(number: c_long, args: [c_long; 6]) -> c_int {
+    raw(number, args) as c_int
+}
+
+/// What `fsync(fd)` (`number` `SYS_fsync`) or `fdatasync(fd)` would answer,
+/// without the flush.
+#[inline(always)]
+pub fn fsync_status(fd: c_int, number: c_long) -> c_int {
+    let args = [fd.into(), 0, 0, 0, 0, 0];
+    answer(durability::Sync::File, Skip::Fsync, fd, number, args)
 }
 
 /// Whether `fsync(fd)` would succeed, short of the flush itself; errno is
@@ -145,28 +176,32 @@ fn told(kind: Skip, fd: c_int) {
 
 /// What `syncfs(fd)` would answer, without the flush.
 pub fn syncfs_status(fd: c_int) -> c_int {
-    match target(fd) {
-        Err(failed) => failed,
-        Ok(Target::Storage) => skipped(Skip::Sync, fd),
-        // A pipe's, a socket's or /proc's file system holds nothing to flush.
-        Ok(Target::Stream | Target::Unsyncable) => {
-            count(Skip::Sync);
-            0
-        }
-    }
+    let args = [fd.into(), 0, 0, 0, 0, 0];
+    answer(
+        durability::Sync::FileSystem,
+        Skip::Sync,
+        fd,
+        libc::SYS_syncfs,
+        args,
+    )
 }
 
 /// What `sync_file_range(fd, offset, nbytes, flags)` would answer, without
-/// the writeback, with the kernel's order of checks.
+/// the writeback, with the kernel's order of checks (the descriptor first).
 pub fn sync_file_range_status(fd: c_int, offset: i64, nbytes: i64, flags: u32) -> c_int {
-    if !durability::sync_file_range_valid(offset, nbytes, flags) {
-        return fail(libc::EINVAL);
-    }
-    match target(fd) {
-        Err(failed) => failed,
-        Ok(Target::Storage | Target::Unsyncable) => skipped(Skip::SyncFileRange, fd),
-        Ok(Target::Stream) => fail(libc::ESPIPE),
-    }
+    let call = durability::Sync::Range {
+        offset,
+        nbytes,
+        flags,
+    };
+    let args = [fd.into(), offset, nbytes, flags.into(), 0, 0];
+    answer(
+        call,
+        Skip::SyncFileRange,
+        fd,
+        libc::SYS_sync_file_range,
+        args,
+    )
 }
 
 /// What `sync(2)` does under the library: nothing, counted. It always
@@ -184,10 +219,16 @@ pub extern "C" fn eatmydata_sync() {
     sync_status();
 }
 
-/// `eatmydata_fsync_status`: [`fsync_status`] for the shim.
+/// `eatmydata_fsync_status`: [`fsync_status`] for the shim's fsync.
 #[unsafe(no_mangle)]
 pub extern "C" fn eatmydata_fsync_status(fd: c_int) -> c_int {
-    fsync_status(fd)
+    fsync_status(fd, libc::SYS_fsync)
+}
+
+/// `eatmydata_fdatasync_status`: [`fsync_status`] for the shim's fdatasync.
+#[unsafe(no_mangle)]
+pub extern "C" fn eatmydata_fdatasync_status(fd: c_int) -> c_int {
+    fsync_status(fd, libc::SYS_fdatasync)
 }
 
 /// `eatmydata_syncfs_status`: [`syncfs_status`] for the shim.

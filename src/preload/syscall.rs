@@ -50,7 +50,7 @@ pub unsafe extern "C" fn eatmydata_syscall(number: c_long, args: *const [c_long;
     let [first, second, third, fourth, ..] = a;
     let fd = first as c_int;
     match number {
-        libc::SYS_fsync | libc::SYS_fdatasync => sync::fsync_status(fd).into(),
+        libc::SYS_fsync | libc::SYS_fdatasync => sync::fsync_status(fd, number).into(),
         libc::SYS_syncfs => sync::syncfs_status(fd).into(),
         libc::SYS_sync => sync::sync_status().into(),
         libc::SYS_sync_file_range => {

@@ -116,9 +116,12 @@ pub fn check_sync_errors(libc: Libc) {
         plain.stdout(),
         "the library changed an answer"
     );
-    // And the library, not the kernel, gave those answers.
+    // The library answered for every file on a disk; what reached the
+    // kernel is a descriptor that reaches none (a pipe, a socket, /proc),
+    // which the kernel answers without a flush.
+    let asked = [eaten.calls_of("fsync"), eaten.calls_of("fdatasync")].concat();
     assert!(
-        eaten.calls_of("fsync").is_empty() && eaten.calls_of("fdatasync").is_empty(),
+        !asked.is_empty() && asked.iter().all(|call| call.contains("= -1 EINVAL")),
         "{:?}",
         eaten.calls
     );

@@ -150,7 +150,7 @@ int HOOK(fdatasync)(int fd)
 {
 	pthread_testcancel();
 	if (eatmydata_eating())
-		return eatmydata_fsync_status(fd);
+		return eatmydata_fdatasync_status(fd);
 	PASS(fdatasync, fd);
 }
 MATCHES(fdatasync);

@@ -21,6 +21,7 @@ int eatmydata_rwf_flags(int fd, int flags);
 void eatmydata_opened(int fd);
 int eatmydata_msync_flags(void *addr, size_t length, int flags);
 int eatmydata_fsync_status(int fd);
+int eatmydata_fdatasync_status(int fd);
 int eatmydata_syncfs_status(int fd);
 int eatmydata_sync_file_range_status(int fd, off64_t offset, off64_t nbytes,
 				     unsigned int flags);

@@ -46,7 +46,7 @@ pub fn notice(command: &OsStr, silence: Option<&OsStr>) -> Option<String> {
     Some(format!(
         "{name} is a database client: the server it talks to makes the syncs, and eatmydata \
          speeds it up only if the server runs under it ({server}; for a service, see \
-         'Database servers' in the README). The command runs as asked. {SILENCE}=0 \
+         eatmydata(1), EXAMPLES). The command runs as asked. {SILENCE}=0 \
          silences this note."
     ))
 }

@@ -1,4 +1,4 @@
-//! The container recipes of the README, run with a real container runtime
+//! The container recipes of docs/containers.md, run with a real container runtime
 //! (podman, daemonless; the settings this machine needs are in
 //! `containers/containers.conf`, so the commands stay the plain ones):
 //! a library mounted read-only with `LD_PRELOAD` set, the static command

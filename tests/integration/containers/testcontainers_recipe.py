@@ -1,4 +1,4 @@
-"""The README's Testcontainers recipe, run by the container tests: a
+"""The Testcontainers recipe of docs/containers.md, run by the container tests: a
 container with eatmydata's library mounted read-only and LD_PRELOAD set.
 
 usage: testcontainers_recipe.py IMAGE LIBRARY|none DATA COMMAND...

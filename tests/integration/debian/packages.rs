@@ -219,7 +219,7 @@ fn a_program_running_under_the_library_outlives_its_removal() {
 }
 
 /// lintian, Debian's package checker, finds no error in either package. The
-/// warnings it keeps are listed in the README (Debian packages).
+/// warnings it keeps are listed in docs/debian.md.
 #[test]
 fn lintian_finds_no_error() {
     let packages = packages();

@@ -83,8 +83,8 @@ fn apt_through_each_recipe_flushes_at_most_5_percent_of_plain_apt() {
 /// and `libeatmydata.so*` out of the two packages into a tree that does not
 /// have them installed, moves dpkg aside (a diversion) and puts a script in
 /// its place that runs it through `/usr/bin/eatmydata`. The hook itself only
-/// takes `eatmydata_*_all.deb`, which a native command cannot be: see the
-/// README.
+/// takes `eatmydata_*_all.deb`, which a native command cannot be: see
+/// docs/debian.md.
 #[test]
 fn mmdebstrap_hook_steps_run_dpkg_through_the_packaged_command() {
     let fs = LoopFs::new("mmdebstrap-hook", 1536);

@@ -1,14 +1,16 @@
-//! What the command and the library must agree on, defined once.
+//! What the command and the library say to each other, defined once.
 //!
-//! Both products include this file (`#[path]`), so it holds constants only:
-//! it links no hook into the command and no std into the library. The
-//! variables are the library's switches, read from the environment of each
-//! process it is loaded into; the command sets them for its options, and a
-//! user may set them by hand.
+//! Both products include this file (`#[path]`): it links no hook into the
+//! command and no std into the library, so it uses `core` only and never
+//! allocates. It holds the `EATMYDATA_*` variables, the rule for when a
+//! switch is on, and the two formats the library writes and the command
+//! reads: the report line (`--report`) and the flush record
+//! (`--sync-at-exit`). Each format is a pair of pure functions, a writer
+//! into a buffer the caller gives and a parser, tested by a round trip.
 
-/// Makes the library a pure pass-through when on (set, not empty, not `0`):
-/// for images that set `LD_PRELOAD` globally and want durability back for
-/// one command.
+/// Makes the library a pure pass-through when on (see [`switch_on`]): for
+/// images that set `LD_PRELOAD` globally and want durability back for one
+/// command.
 pub const DISABLE: &str = "EATMYDATA_DISABLE";
 
 /// Keeps `O_DIRECT` on opens and `F_SETFL` when on (`--keep-direct`).
@@ -21,26 +23,289 @@ pub const REPORT: &str = "EATMYDATA_REPORT";
 /// The path of the library, for the command, instead of looking for it.
 pub const LIBRARY: &str = "EATMYDATA_LIBRARY";
 
-/// The fields of a report line after `pid=` and `name=`, in the library's
-/// order of counters: `pid=1 name=sh fsync=0 sync=0 ... direct=0`.
-pub const REPORT_FIELDS: [&str; 7] = ["fsync", "sync", "range", "msync", "open", "write", "direct"];
-
-/// Names the file to which each process appends a record the first time it
-/// skips a sync on a file system (`--sync-at-exit`): [`FLUSH_DEVICE`] and
-/// the device as `MAJOR:MINOR` in hex, 8 digits each, or [`FLUSH_ALL`] when
-/// no file system can be named (`sync()`, `msync`). The file must exist.
+/// Names the file to which each process appends a [`Flush`] record the
+/// first time it skips a sync on a file system (`--sync-at-exit`). The file
+/// must exist.
 pub const FLUSH_LIST: &str = "EATMYDATA_FLUSH_LIST";
-
-/// A record's first word when it names a device: `dev 00000007:00000003`.
-pub const FLUSH_DEVICE: &str = "dev";
-
-/// A record's first word when a sync was skipped on no known file system:
-/// `all 00000000:00000000`, which asks for `sync(2)`.
-pub const FLUSH_ALL: &str = "all";
 
 /// Asks the command for `--sync-at-exit` when on, where no option can be
 /// given (symlink mode). The library does not read it.
 pub const SYNC_AT_EXIT: &str = "EATMYDATA_SYNC_AT_EXIT";
 
-/// Silences the command's note about database clients when `0`.
+/// Silences the command's note about database clients when set and off.
 pub const CLIENT_NOTICE: &str = "EATMYDATA_CLIENT_NOTICE";
+
+/// The value the command gives a switch it turns on.
+pub const ON: &str = "1";
+
+/// Whether a switch's value turns it on: set, not empty and not `0`.
+pub fn switch_on(value: &[u8]) -> bool {
+    !value.is_empty() && value != b"0"
+}
+
+/// The kinds of skip the library counts for `--report`, in the order of
+/// the report line's fields. To add one: a variant at the end here and its
+/// row at the end of [`SKIPS`]; the line and the command's table follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Skip {
+    /// fsync and fdatasync.
+    Fsync,
+    /// sync and syncfs.
+    Sync,
+    SyncFileRange,
+    /// msync with MS_SYNC.
+    Msync,
+    /// An open that asked for O_SYNC or O_DSYNC.
+    SyncOpen,
+    /// A write that asked for RWF_SYNC or RWF_DSYNC.
+    SyncWrite,
+    /// An open or F_SETFL that asked for O_DIRECT.
+    Direct,
+}
+
+/// One row per kind of skip: the kind, its key in the report line, and its
+/// heading in the command's table.
+pub const SKIPS: [(Skip, &str, &str); 7] = [
+    (Skip::Fsync, "fsync", "fsync"),
+    (Skip::Sync, "sync", "sync"),
+    (Skip::SyncFileRange, "range", "sync_file_range"),
+    (Skip::Msync, "msync", "msync"),
+    (Skip::SyncOpen, "open", "O_SYNC opens"),
+    (Skip::SyncWrite, "write", "RWF_SYNC writes"),
+    (Skip::Direct, "direct", "O_DIRECT"),
+];
+
+// Each row sits at its kind's index: `counts[skip as usize]` is its count.
+const _: () = {
+    let mut at = 0;
+    while at < SKIPS.len() {
+        assert!(SKIPS[at].0 as usize == at, "SKIPS is out of Skip's order");
+        at += 1;
+    }
+};
+
+/// A process's counts, indexed by [`Skip`].
+pub type Counts = [u64; SKIPS.len()];
+
+/// A buffer that always holds a whole report line: the name is cut to
+/// [`NAME_MAX`] bytes and every number has at most 20 digits.
+pub const REPORT_LINE_MAX: usize = 384;
+
+/// The most bytes of a program's name a report line keeps.
+pub const NAME_MAX: usize = 64;
+
+/// One process's report line, as written and as read back.
+#[derive(Debug, PartialEq)]
+pub struct ReportLine<'a> {
+    pub pid: u64,
+    /// Printable ASCII only: the writer shows other bytes as `?`.
+    pub name: &'a str,
+    pub counts: Counts,
+}
+
+/// Writes the report line `pid=… name=… fsync=… … direct=…\n` of a process
+/// into `out` and returns its length. `name`'s bytes other than printable
+/// ASCII are written as `?`, and it is cut to [`NAME_MAX`] bytes; what does
+/// not fit in `out` is left out ([`REPORT_LINE_MAX`] bytes always fit).
+pub fn write_report(out: &mut [u8], pid: u64, name: &[u8], counts: &Counts) -> usize {
+    let mut line = Writer { out, len: 0 };
+    line.push(b"pid=");
+    line.number(pid);
+    line.push(b" name=");
+    for &byte in name.iter().take(NAME_MAX) {
+        line.push(&[if byte.is_ascii_graphic() { byte } else { b'?' }]);
+    }
+    for ((_, key, _), count) in SKIPS.iter().zip(counts) {
+        line.push(b" ");
+        line.push(key.as_bytes());
+        line.push(b"=");
+        line.number(*count);
+    }
+    line.push(b"\n");
+    line.len
+}
+
+/// Reads a report line back: `None` for a line without a pid, a name or
+/// numbers. A key it does not know is skipped, so that a command reads the
+/// lines of a newer library.
+pub fn parse_report(line: &str) -> Option<ReportLine<'_>> {
+    let (mut pid, mut name, mut counts) = (None, None, [0; SKIPS.len()]);
+    for word in line.split_ascii_whitespace() {
+        let (key, value) = word.split_once('=')?;
+        match key {
+            "pid" => pid = Some(value.parse().ok()?),
+            "name" => name = Some(value),
+            _ => {
+                if let Some(at) = SKIPS.iter().position(|(_, field, _)| *field == key) {
+                    *counts.get_mut(at)? = value.parse().ok()?;
+                }
+            }
+        }
+    }
+    Some(ReportLine {
+        pid: pid?,
+        name: name?,
+        counts,
+    })
+}
+
+/// A flush record: where a process skipped a sync, for `--sync-at-exit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flush {
+    /// On the file system of this device (major, minor): `syncfs(2)` it.
+    Device(u32, u32),
+    /// Where no file system can be named (`sync()`, an `msync` of an
+    /// unknown range): `sync(2)`.
+    All,
+}
+
+/// The size of every record, so that one `write(2)` on an `O_APPEND`
+/// descriptor never interleaves with another process's.
+pub const FLUSH_RECORD_LEN: usize = 22;
+
+/// The record `dev MAJOR:MINOR\n` or `all 00000000:00000000\n`, the numbers
+/// in 8 hex digits each.
+pub fn write_flush(record: Flush) -> [u8; FLUSH_RECORD_LEN] {
+    let (word, major, minor) = match record {
+        Flush::Device(major, minor) => (b"dev", major, minor),
+        Flush::All => (b"all", 0, 0),
+    };
+    let mut line = [b' '; FLUSH_RECORD_LEN];
+    let mut writer = Writer {
+        out: &mut line,
+        len: 0,
+    };
+    writer.push(word);
+    writer.push(b" ");
+    writer.hex(major);
+    writer.push(b":");
+    writer.hex(minor);
+    writer.push(b"\n");
+    line
+}
+
+/// Reads a record back (without its newline); `None` for anything else.
+pub fn parse_flush(line: &str) -> Option<Flush> {
+    let (word, device) = line.split_once(' ')?;
+    let (major, minor) = device.split_once(':')?;
+    let hex = |n| u32::from_str_radix(n, 16).ok();
+    match word {
+        "dev" => Some(Flush::Device(hex(major)?, hex(minor)?)),
+        "all" => Some(Flush::All),
+        _ => None,
+    }
+}
+
+/// Bytes pushed into a caller's buffer; what does not fit is left out.
+struct Writer<'a> {
+    out: &'a mut [u8],
+    len: usize,
+}
+
+impl Writer<'_> {
+    fn push(&mut self, text: &[u8]) {
+        for &byte in text {
+            if let Some(slot) = self.out.get_mut(self.len) {
+                *slot = byte;
+                self.len += 1;
+            }
+        }
+    }
+
+    fn number(&mut self, mut n: u64) {
+        let mut digits = [0u8; 20];
+        let mut start = digits.len();
+        while start > 0 {
+            start -= 1;
+            if let Some(digit) = digits.get_mut(start) {
+                *digit = b'0' + (n % 10) as u8;
+            }
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.push(digits.get(start..).unwrap_or_default());
+    }
+
+    fn hex(&mut self, n: u32) {
+        for shift in (0..8).rev() {
+            let digit = b"0123456789abcdef".get(((n >> (4 * shift)) & 0xf) as usize);
+            self.push(&[digit.copied().unwrap_or(b'0')]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(pid: u64, name: &[u8], counts: &Counts) -> ([u8; REPORT_LINE_MAX], usize) {
+        let mut out = [0; REPORT_LINE_MAX];
+        let len = write_report(&mut out, pid, name, counts);
+        (out, len)
+    }
+
+    #[test]
+    fn a_report_line_reads_back_as_written() {
+        let (out, len) = report(4242, b"sqlite3", &[12004, 0, 1, 2, 3, 4, 5]);
+        let line = core::str::from_utf8(&out[..len]).unwrap();
+        assert_eq!(
+            line,
+            "pid=4242 name=sqlite3 fsync=12004 sync=0 range=1 msync=2 open=3 write=4 direct=5\n"
+        );
+        let read = parse_report(line).unwrap();
+        assert_eq!((read.pid, read.name), (4242, "sqlite3"));
+        assert_eq!(read.counts, [12004, 0, 1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn odd_names_are_made_safe_and_the_longest_line_fits() {
+        let (out, len) = report(u64::MAX, b"a b\nc\xff", &[0; SKIPS.len()]);
+        let line = core::str::from_utf8(&out[..len]).unwrap();
+        assert_eq!(parse_report(line).unwrap().name, "a?b?c?");
+        let (out, len) = report(u64::MAX, &[b'x'; 300], &[u64::MAX; SKIPS.len()]);
+        let line = core::str::from_utf8(&out[..len]).unwrap();
+        assert!(line.ends_with(" direct=18446744073709551615\n"), "{line}");
+        let read = parse_report(line).unwrap();
+        assert_eq!(read.name.len(), NAME_MAX);
+        assert_eq!(read.counts, [u64::MAX; SKIPS.len()]);
+    }
+
+    #[test]
+    fn a_report_line_needs_a_pid_a_name_and_numbers() {
+        assert!(parse_report("pid=1 fsync=2").is_none());
+        assert!(parse_report("name=x fsync=2").is_none());
+        assert!(parse_report("pid=1 name=x fsync=two").is_none());
+        assert!(parse_report("garbage").is_none());
+        let newer = parse_report("pid=1 name=x fsync=2 uring=9 direct=3").unwrap();
+        assert_eq!(newer.counts, [2, 0, 0, 0, 0, 0, 3]);
+    }
+
+    #[test]
+    fn flush_records_read_back_as_written() {
+        assert_eq!(
+            &write_flush(Flush::Device(7, 3)),
+            b"dev 00000007:00000003\n"
+        );
+        assert_eq!(&write_flush(Flush::All), b"all 00000000:00000000\n");
+        for record in [
+            Flush::Device(259, 0xfffff),
+            Flush::Device(u32::MAX, 0),
+            Flush::All,
+        ] {
+            let line = write_flush(record);
+            let text = core::str::from_utf8(&line).unwrap();
+            assert_eq!(parse_flush(text.trim_end()), Some(record));
+        }
+        assert_eq!(parse_flush("dev 1:0"), Some(Flush::Device(1, 0)));
+        assert_eq!(parse_flush("dev zz"), None);
+        assert_eq!(parse_flush("new 00000001:00000002"), None);
+    }
+
+    #[test]
+    fn switches_read_like_booleans() {
+        assert!(switch_on(b"1") && switch_on(b"yes") && switch_on(ON.as_bytes()));
+        assert!(!switch_on(b"0") && !switch_on(b""));
+    }
+}

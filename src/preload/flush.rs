@@ -4,7 +4,7 @@
 //! On only when `EATMYDATA_FLUSH_LIST` names a file. Each process records a
 //! file system once, at the first skip on it, not at exit: a process killed
 //! by SIGKILL has told already. The record is one `write(2)` of a fixed-size
-//! line on an `O_APPEND` descriptor (see `src/protocol.rs`), so records of
+//! line on an `O_APPEND` descriptor (`protocol::write_flush`), so records of
 //! processes writing at once do not interleave. Which file systems are
 //! recorded is kept in a fixed array of atomics: no lock, no allocation.
 //! A forked child inherits it, rightly: its parent has recorded them.
@@ -19,7 +19,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::errno;
 use crate::kernel::{append_own, raw};
 use crate::maps::{self, Mapping};
-use crate::{policy, protocol};
+use crate::policy;
+use crate::protocol::{self, Flush};
 
 /// How many file systems a process tells apart; past that, it asks for
 /// `sync(2)`, which flushes them all.
@@ -43,7 +44,7 @@ pub fn note_fd(fd: c_int) {
 #[inline]
 pub fn note_all() {
     if policy::flushing() && !ALL.swap(true, Ordering::Relaxed) {
-        write_record(protocol::FLUSH_ALL, 0, 0);
+        write_record(Flush::All);
     }
 }
 
@@ -102,7 +103,7 @@ fn note_device(major: u32, minor: u32) {
     let key = (u64::from(major) << 32 | u64::from(minor)) + 1;
     for slot in &SEEN {
         match slot.compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => return write_record(protocol::FLUSH_DEVICE, major, minor),
+            Ok(_) => return write_record(Flush::Device(major, minor)),
             Err(seen) if seen == key => return,
             Err(_) => {}
         }
@@ -110,45 +111,10 @@ fn note_device(major: u32, minor: u32) {
     note_all();
 }
 
-/// A record: `WORD MAJOR:MINOR\n`, the numbers in 8 hex digits each.
-pub fn record(word: &str, major: u32, minor: u32) -> [u8; 22] {
-    let mut line = [b' '; 22];
-    for (slot, byte) in line.iter_mut().zip(word.bytes().take(3)) {
-        *slot = byte;
-    }
-    for (at, number) in [(4, major), (13, minor)] {
-        for (digit, slot) in line.iter_mut().skip(at).take(8).rev().enumerate() {
-            *slot = b"0123456789abcdef"
-                .get((number >> (4 * digit) & 0xf) as usize)
-                .copied()
-                .unwrap_or(b'0');
-        }
-    }
-    if let Some(colon) = line.get_mut(12) {
-        *colon = b':';
-    }
-    if let Some(end) = line.last_mut() {
-        *end = b'\n';
-    }
-    line
-}
-
 /// Appends a record to the list; nothing if the file is not there.
-fn write_record(word: &str, major: u32, minor: u32) {
+fn write_record(record: Flush) {
     let Some(path) = policy::variable(protocol::FLUSH_LIST) else {
         return;
     };
-    append_own(path, &record(word, major, minor));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn records_have_one_size_and_hex_numbers() {
-        assert_eq!(&record("dev", 7, 3), b"dev 00000007:00000003\n");
-        assert_eq!(&record("dev", 259, 0xfffff), b"dev 00000103:000fffff\n");
-        assert_eq!(&record("all", 0, 0), b"all 00000000:00000000\n");
-    }
+    append_own(path, &protocol::write_flush(record));
 }

@@ -18,7 +18,7 @@
 use core::ffi::{CStr, c_char, c_int};
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use crate::protocol;
+use crate::protocol::{self, switch_on};
 
 const KNOWN: u8 = 1;
 const DISABLED: u8 = 2;
@@ -30,11 +30,6 @@ static STATE: AtomicU8 = AtomicU8::new(0);
 
 unsafe extern "C" {
     static environ: *const *const c_char;
-}
-
-/// Whether a switch's value turns it on: set, non-empty and not `0`.
-pub fn switch_on(value: &[u8]) -> bool {
-    !value.is_empty() && value != b"0"
 }
 
 /// An environment entry `NAME=value` split in two.

@@ -11,7 +11,7 @@
 use std::ffi::OsStr;
 use std::path::Path;
 
-/// The variable that silences the note when set to `0` (or empty).
+/// The variable that silences the note when set and off (`0`, or empty).
 pub const SILENCE: &str = crate::protocol::CLIENT_NOTICE;
 
 /// Clients whose server does the syncing, with how to start that server
@@ -38,7 +38,7 @@ const CLIENTS: [(&str, &str); 13] = [
 /// The note for `command`, when it is a known client and the note is not
 /// silenced by `silence`, the value of [`SILENCE`].
 pub fn notice(command: &OsStr, silence: Option<&OsStr>) -> Option<String> {
-    if silence.is_some_and(|value| value.is_empty() || value == "0") {
+    if silence.is_some_and(|value| !crate::protocol::switch_on(value.as_encoded_bytes())) {
         return None;
     }
     let name = Path::new(command).file_name()?.to_str()?;

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::plain;
 use crate::mounts::{self, Device, Mount};
-use crate::protocol;
+use crate::protocol::{self, Flush};
 use crate::scratch::PrivateFile;
 
 /// The variable that names the list to the library.
@@ -43,7 +43,7 @@ pub fn create_list() -> io::Result<PrivateFile> {
 pub fn asked(option: bool) -> bool {
     option
         || std::env::var_os(protocol::SYNC_AT_EXIT)
-            .is_some_and(|value| !value.is_empty() && value != "0")
+            .is_some_and(|value| protocol::switch_on(value.as_encoded_bytes()))
 }
 
 /// After the command ended with wait status `status`: flush what `list`
@@ -75,19 +75,16 @@ pub struct Wanted {
 }
 
 impl Wanted {
-    /// Reads records `dev MAJOR:MINOR` (in hex) and `all ...`, one a line;
-    /// others are ignored.
+    /// Reads the records (`protocol::parse_flush`), one a line; other
+    /// lines are ignored.
     pub fn parse(text: &str) -> Wanted {
         let mut wanted = Wanted::default();
-        for line in text.lines() {
-            match line.split_once(' ') {
-                Some((protocol::FLUSH_DEVICE, device)) => {
-                    if let Some(device) = parse_device(device) {
-                        wanted.devices.insert(device);
-                    }
+        for record in text.lines().filter_map(protocol::parse_flush) {
+            match record {
+                Flush::Device(major, minor) => {
+                    wanted.devices.insert((major, minor));
                 }
-                Some((protocol::FLUSH_ALL, _)) => wanted.everything = true,
-                _ => {}
+                Flush::All => wanted.everything = true,
             }
         }
         wanted
@@ -98,15 +95,9 @@ impl Wanted {
     }
 }
 
-fn parse_device(text: &str) -> Option<Device> {
-    let (major, minor) = text.split_once(':')?;
-    let hex = |n| u32::from_str_radix(n, 16).ok();
-    Some((hex(major)?, hex(minor)?))
-}
-
-/// Why `sync(2)` ran.
+/// Why `sync(2)` ran, flushing every file system.
 #[derive(Debug, PartialEq)]
-enum Whole {
+enum SyncAll {
     /// A process skipped `sync()`, or an `msync()` whose mapping it could not tell.
     Skipped,
     /// A device without a mount point that could be opened.
@@ -122,7 +113,8 @@ enum Whole {
 pub struct Outcome {
     flushed: Vec<PathBuf>,
     failed: Vec<(String, io::Error)>,
-    whole: Option<Whole>,
+    /// Set when `sync(2)` ran, with why.
+    sync_all: Option<SyncAll>,
     took: Duration,
 }
 
@@ -134,26 +126,26 @@ fn flush(wanted: &Wanted, seccomp: bool) -> Outcome {
     let mut outcome = Outcome {
         flushed: Vec::new(),
         failed: Vec::new(),
-        whole: None,
+        sync_all: None,
         took: Duration::ZERO,
     };
     for &device in &wanted.devices {
         match flush_device(&mounts, device) {
             Some(Ok(point)) => outcome.flushed.push(point),
             Some(Err(failure)) => outcome.failed.push(failure),
-            None => outcome.whole = Some(Whole::Unnamed),
+            None => outcome.sync_all = Some(SyncAll::Unnamed),
         }
     }
     if wanted.everything {
-        outcome.whole = Some(Whole::Skipped);
+        outcome.sync_all = Some(SyncAll::Skipped);
     }
     if seccomp {
-        outcome.whole = Some(Whole::Seccomp);
+        outcome.sync_all = Some(SyncAll::Seccomp);
     }
     if wanted.lost {
-        outcome.whole = Some(Whole::Lost);
+        outcome.sync_all = Some(SyncAll::Lost);
     }
-    if outcome.whole.is_some() {
+    if outcome.sync_all.is_some() {
         real::sync();
     }
     outcome.took = start.elapsed();
@@ -199,7 +191,7 @@ impl Outcome {
         if !verbose {
             return out;
         }
-        if wanted.is_empty() && self.whole.is_none() {
+        if wanted.is_empty() && self.sync_all.is_none() {
             out.push_str("eatmydata: sync-at-exit: no sync was skipped, nothing to flush\n");
             return out;
         }
@@ -220,16 +212,18 @@ impl Outcome {
         if self.failed() {
             let _ = write!(out, ", {} failed,", self.failed.len());
         }
-        let why = match self.whole {
+        let why = match self.sync_all {
             None => "",
-            Some(Whole::Skipped) => {
+            Some(SyncAll::Skipped) => {
                 " and ran sync(2), since a sync() was skipped where no file system could be named"
             }
-            Some(Whole::Unnamed) => " and ran sync(2) for a file system without a mount point here",
-            Some(Whole::Seccomp) => {
+            Some(SyncAll::Unnamed) => {
+                " and ran sync(2) for a file system without a mount point here"
+            }
+            Some(SyncAll::Seccomp) => {
                 " and ran sync(2), since the seccomp filter's answers are not recorded"
             }
-            Some(Whole::Lost) => {
+            Some(SyncAll::Lost) => {
                 " and ran sync(2), since the list of file systems was removed before the end"
             }
         };
@@ -270,7 +264,7 @@ mod tests {
         let failing = Outcome {
             flushed: Vec::new(),
             failed: vec![("/x (7:3)".into(), io::Error::from_raw_os_error(libc::EIO))],
-            whole: None,
+            sync_all: None,
             took: Duration::ZERO,
         };
         assert_eq!(failed_status(0, &failing), Some(125));
@@ -288,7 +282,7 @@ mod tests {
         let outcome = Outcome {
             flushed: vec!["/".into(), "/srv".into()],
             failed: Vec::new(),
-            whole: Some(Whole::Skipped),
+            sync_all: Some(SyncAll::Skipped),
             took: Duration::from_millis(1500),
         };
         let wanted = Wanted::parse("dev 1:0\ndev 2:0\nall 0:0\n");

@@ -138,7 +138,7 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
         settings.push((preload::VARIABLE, preload));
     }
     if invocation.keep_direct {
-        settings.push((protocol::KEEP_DIRECT, "1".into()));
+        settings.push((protocol::KEEP_DIRECT, protocol::ON.into()));
     }
     let mut handoff = if decision.seccomp && !invocation.plain_seccomp {
         Some(Handoff::new(invocation.keep_direct).map_err(|e| Error::Seccomp(error::plain(&e)))?)

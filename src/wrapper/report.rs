@@ -11,52 +11,26 @@ use std::fmt::Write as _;
 
 use crate::scratch::PrivateFile;
 
-use crate::protocol;
+use crate::protocol::{self, Counts, SKIPS};
 
 /// The variable that names the report file to the library.
 pub const VARIABLE: &str = protocol::REPORT;
-
-/// The counts of a report line, in the library's order, with their headings.
-const FIELDS: [(&str, &str); 7] = [
-    (protocol::REPORT_FIELDS[0], "fsync"),
-    (protocol::REPORT_FIELDS[1], "sync"),
-    (protocol::REPORT_FIELDS[2], "sync_file_range"),
-    (protocol::REPORT_FIELDS[3], "msync"),
-    (protocol::REPORT_FIELDS[4], "O_SYNC opens"),
-    (protocol::REPORT_FIELDS[5], "RWF_SYNC writes"),
-    (protocol::REPORT_FIELDS[6], "O_DIRECT"),
-];
 
 /// What the processes wrote to the report file, summed up for a reader.
 pub fn summary(file: &PrivateFile, seccomp: bool) -> String {
     summarize(&file.read(), seccomp)
 }
 
-/// One process's counts, from a line `pid=… name=… fsync=… …`.
-fn parse_line(line: &str) -> Option<(String, [u64; 7])> {
-    let mut name = None;
-    let mut counts = [0; 7];
-    for word in line.split_whitespace() {
-        let (key, value) = word.split_once('=')?;
-        if key == "name" {
-            name = Some(value.to_owned());
-        } else if let Some(at) = FIELDS.iter().position(|(field, _)| *field == key) {
-            counts[at] = value.parse().ok()?;
-        }
-    }
-    Some((name?, counts))
-}
-
 /// The table a user reads: per program, the processes that reported and
 /// what they skipped; the busiest first, then a total.
 pub fn summarize(lines: &str, seccomp: bool) -> String {
-    let mut programs: BTreeMap<String, (u64, [u64; 7])> = BTreeMap::new();
-    let mut total = (0, [0; 7]);
-    for (name, counts) in lines.lines().filter_map(parse_line) {
-        let entry = programs.entry(name).or_default();
+    let mut programs: BTreeMap<&str, (u64, Counts)> = BTreeMap::new();
+    let mut total: (u64, Counts) = (0, [0; SKIPS.len()]);
+    for line in lines.lines().filter_map(protocol::parse_report) {
+        let entry = programs.entry(line.name).or_default();
         for (sum, count) in [&mut entry.1, &mut total.1]
             .into_iter()
-            .flat_map(|s| s.iter_mut().zip(counts))
+            .flat_map(|s| s.iter_mut().zip(line.counts))
         {
             *sum += count;
         }
@@ -73,13 +47,13 @@ pub fn summarize(lines: &str, seccomp: bool) -> String {
         });
         return out;
     }
-    let mut rows: Vec<(String, (u64, [u64; 7]))> = programs.into_iter().collect();
+    let mut rows: Vec<(&str, (u64, Counts))> = programs.into_iter().collect();
     rows.sort_by_key(|(_, (_, counts))| std::cmp::Reverse(counts.iter().sum::<u64>()));
     let _ = writeln!(
         out,
         "eatmydata: report: what the library skipped, by program"
     );
-    let heading = FIELDS.iter().map(|(_, heading)| *heading);
+    let heading = SKIPS.iter().map(|(_, _, heading)| *heading);
     out.push_str(&row("program", "processes", heading.map(str::to_owned)));
     // The programs that skipped something, busiest first; the rest in a line.
     let (busy, idle): (Vec<_>, Vec<_>) = rows
@@ -97,7 +71,7 @@ pub fn summarize(lines: &str, seccomp: bool) -> String {
     }
     if !idle.is_empty() {
         let processes: u64 = idle.iter().map(|(_, (processes, _))| processes).sum();
-        let names: Vec<&str> = idle.iter().map(|(name, _)| name.as_str()).collect();
+        let names: Vec<&str> = idle.iter().map(|(name, _)| *name).collect();
         let mut names = names.join(", ");
         if names.len() > 60 {
             let mut cut = 57;
@@ -129,7 +103,7 @@ pub fn summarize(lines: &str, seccomp: bool) -> String {
 
 fn row(name: &str, processes: &str, counts: impl Iterator<Item = String>) -> String {
     let mut line = format!("  {name:<16} {processes:>9}");
-    for (count, (_, heading)) in counts.zip(FIELDS) {
+    for (count, (_, _, heading)) in counts.zip(SKIPS) {
         let _ = write!(line, "  {count:>width$}", width = heading.len());
     }
     line.push('\n');
@@ -178,16 +152,6 @@ garbage
         assert_eq!(
             summarize("", true),
             "eatmydata: report: no process under the library reported (none loaded it, or all ended by _exit, exec or a signal); the seccomp filter's answers are not counted\n"
-        );
-    }
-
-    #[test]
-    fn a_line_needs_a_name_and_numbers() {
-        assert!(parse_line("pid=1 fsync=2").is_none());
-        assert!(parse_line("pid=1 name=x fsync=two").is_none());
-        assert_eq!(
-            parse_line("pid=1 name=x fsync=2 direct=3"),
-            Some(("x".into(), [2, 0, 0, 0, 0, 0, 3]))
         );
     }
 }

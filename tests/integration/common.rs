@@ -191,13 +191,18 @@ pub fn probe_for(libc: Libc, name: &str, flags: &[&str]) -> PathBuf {
     let _compiling = COMPILING.lock().unwrap_or_else(PoisonError::into_inner);
     if !fresh(&output) {
         let partial = output.with_extension(format!("part{}", std::process::id()));
-        let status = Command::new(libc.compiler())
-            .args(["-Wall", "-Wextra", "-Werror", "-O1", "-D_GNU_SOURCE", "-o"])
+        let mut cc = Command::new(libc.compiler());
+        cc.args(["-Wall", "-Wextra", "-Werror", "-O1", "-D_GNU_SOURCE", "-o"])
             .arg(&partial)
             .arg(&source)
-            .args(flags)
-            .status()
-            .expect("run cc");
+            .args(flags);
+        // gcc-12-multilib lacks the /usr/include/asm link of gcc-multilib
+        // (which conflicts with the aarch64 cross gcc): the x86_64 kernel
+        // headers it points to serve -m32 as well.
+        if flags.contains(&"-m32") && !Path::new("/usr/include/asm").exists() {
+            cc.args(["-idirafter", "/usr/include/x86_64-linux-gnu"]);
+        }
+        let status = cc.status().expect("run cc");
         assert!(status.success(), "compiling probe {name} failed");
         fs::rename(&partial, &output).expect("move the probe into place");
     }
@@ -272,17 +277,24 @@ impl Run {
         self.run_now()
     }
 
-    /// Whether the run starts, without the library, a probe that calls
-    /// sync(2) (as its program, or as an argument of valgrind or the
-    /// command): it then runs under [`whole_machine_sync`].
+    /// Whether the run starts a probe that calls sync(2), as its program or
+    /// an argument (of valgrind, say), other than through the command: it
+    /// then runs under [`whole_machine_sync`]. Preloaded runs count too:
+    /// the loader may refuse the library (a 32-bit program).
     fn may_call_sync(&self) -> bool {
         const SYNCING: [&str; 4] = ["sync_calls", "both_ways", "raw_syscall", "memcheck_calls"];
+        let disabled = self
+            .envs
+            .iter()
+            .any(|(name, _)| name == "EATMYDATA_DISABLE");
+        if self.program == Path::new(env!("CARGO_BIN_EXE_eatmydata")) && !disabled {
+            return false;
+        }
         let names = std::iter::once(self.program.as_os_str())
             .chain(self.args.iter().map(|a| a.as_os_str()));
-        !self.preload
-            && names
-                .filter_map(|name| Path::new(name).file_name()?.to_str())
-                .any(|name| SYNCING.iter().any(|probe| name.starts_with(probe)))
+        names
+            .filter_map(|name| Path::new(name).file_name()?.to_str())
+            .any(|name| SYNCING.iter().any(|probe| name.starts_with(probe)))
     }
 
     fn run_now(self) -> Outcome {

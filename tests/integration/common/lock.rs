@@ -53,43 +53,77 @@ fn flock(name: &str, how: libc::c_int) -> File {
 const DISKS: &str = "eatmydata-tests.lock";
 const TURNSTILE: &str = "eatmydata-tests.turnstile";
 
+/// What this thread holds.
+#[derive(Clone, Copy, PartialEq)]
+enum Held {
+    Nothing,
+    /// This many [`QuietDisks`].
+    Shared(usize),
+    /// Inside [`whole_machine_sync`]: no one else reads the disks.
+    Exclusive,
+}
+
 thread_local! {
-    /// How many [`QuietDisks`] this thread holds.
-    static HELD: Cell<usize> = const { Cell::new(0) };
+    static HELD: Cell<Held> = const { Cell::new(Held::Nothing) };
 }
 
 /// Held while a test counts flushes or looks for unwritten data: no
 /// sync(2) of the tests runs meanwhile. Released when dropped.
 pub struct QuietDisks {
-    _held: File,
+    _held: Option<File>,
 }
 
 /// Waits until no sync(2) caller runs or waits, then holds the lock shared.
-/// A thread that holds it already takes it again at once: through the
-/// turnstile, it would wait for a sync(2) caller that waits for it.
+/// A thread that holds it already takes it again at once (through the
+/// turnstile, it would wait for a sync(2) caller that waits for it), and
+/// one inside [`whole_machine_sync`] has all it needs.
 pub fn quiet_disks() -> QuietDisks {
-    let held = if HELD.get() > 0 {
-        flock(DISKS, libc::LOCK_SH)
-    } else {
-        let _turnstile = flock(TURNSTILE, libc::LOCK_EX);
-        flock(DISKS, libc::LOCK_SH)
+    let (file, now) = match HELD.get() {
+        Held::Exclusive => (None, Held::Exclusive),
+        Held::Shared(n) => (Some(flock(DISKS, libc::LOCK_SH)), Held::Shared(n + 1)),
+        Held::Nothing => {
+            let _turnstile = flock(TURNSTILE, libc::LOCK_EX);
+            (Some(flock(DISKS, libc::LOCK_SH)), Held::Shared(1))
+        }
     };
-    HELD.set(HELD.get() + 1);
-    QuietDisks { _held: held }
+    HELD.set(now);
+    QuietDisks { _held: file }
 }
 
 impl Drop for QuietDisks {
     fn drop(&mut self) {
-        HELD.set(HELD.get().saturating_sub(1));
+        if let Held::Shared(n) = HELD.get() {
+            HELD.set(if n > 1 {
+                Held::Shared(n - 1)
+            } else {
+                Held::Nothing
+            });
+        }
     }
 }
 
 /// Runs `f`, which may call sync(2), while no test counts flushes or looks
-/// for data not yet written back. Never call it while holding
-/// [`quiet_disks`] in the same test: it would wait for itself.
+/// for data not yet written back. A test whose own count includes its own
+/// sync(2) takes this around the whole count, not [`quiet_disks`]: taken
+/// inside it, this would wait for itself, and panics instead.
 pub fn whole_machine_sync<T>(f: impl FnOnce() -> T) -> T {
-    assert_eq!(HELD.get(), 0, "whole_machine_sync inside quiet_disks");
+    match HELD.get() {
+        Held::Exclusive => return f(),
+        Held::Shared(_) => {
+            panic!("whole_machine_sync inside quiet_disks: take it around the count")
+        }
+        Held::Nothing => {}
+    }
     let _turnstile = flock(TURNSTILE, libc::LOCK_EX);
     let _exclusive = flock(DISKS, libc::LOCK_EX);
+    HELD.set(Held::Exclusive);
+    // Reset however f ends, a panic included.
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            HELD.set(Held::Nothing);
+        }
+    }
+    let _reset = Reset;
     f()
 }

@@ -20,6 +20,7 @@ use crate::common::{Outcome, Run, TempDir, command, library, probe};
 mod disk; // a loop of fsyncs adds no flushes to the disk's count
 mod etcd; // etcd (Go) puts flush nothing under plain eatmydata
 mod lifecycle; // the supervisor: signals, exit status, killed, daemons, closed descriptors
+mod parity; // kernel parity: each probe alone and under eatmydata, the same outcome
 mod privileges; // no_new_privs without CAP_SYS_ADMIN; setuid commands
 mod supervised; // sync flags dropped at open and pwritev2, bad input answered as the kernel does
 mod uring; // io_uring flushes: fio's engine and a liburing program, SQPOLL included

@@ -1,0 +1,150 @@
+/* A FUSE file system served inside the supervised tree, by a daemon that
+ * fsyncs a file on disk (AREA/daemon.log) before it answers each request,
+ * and answers FSYNC with EIO. Nothing may hang, and the program sees the
+ * daemon's answers as without eatmydata.
+ *
+ *   fuse_shared   the daemon serves AREA/fuse, mounted where the
+ *                 supervisor sees it too; the program opens fuse/file with
+ *                 O_WRONLY|O_SYNC, writes, fsyncs and closes it, while
+ *                 another process fsyncs AREA/local 20 times
+ *   fuse_private  the same in a private mount namespace, where the
+ *                 supervisor cannot name the file system
+ *
+ * Speaks the kernel's protocol on /dev/fuse directly (linux/fuse.h), so
+ * that the probe links no libfuse and stays static.
+ */
+#include "parity.h"
+#include <linux/fuse.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/uio.h>
+
+static char request[1 << 17];
+static unsigned long long file_size;
+
+static void reply(int fuse, unsigned long long unique, int error, const void *body, size_t len)
+{
+	struct fuse_out_header out = {.len = sizeof out + (error ? 0 : len), .error = error,
+				      .unique = unique};
+	struct iovec iov[2] = {{&out, sizeof out}, {(void *)body, error ? 0 : len}};
+	if (writev(fuse, iov, 2) < 0 && errno != ENOENT)
+		perror("fuse reply");
+}
+
+static void attributes(unsigned long long node, struct fuse_attr *attr)
+{
+	memset(attr, 0, sizeof *attr);
+	attr->ino = node;
+	attr->mode = node == 1 ? S_IFDIR | 0755 : S_IFREG | 0666;
+	attr->nlink = node == 1 ? 2 : 1;
+	attr->size = node == 1 ? 0 : file_size;
+	attr->blksize = 4096;
+}
+
+/* Answers requests until the file system goes away. */
+static void serve(int fuse)
+{
+	int log = open(at("daemon.log"), O_WRONLY | O_CREAT, 0644);
+	for (;;) {
+		ssize_t n = read(fuse, request, sizeof request);
+		if (n < 0 && (errno == EINTR || errno == ENOENT))
+			continue;
+		if (n < (ssize_t)sizeof(struct fuse_in_header))
+			return;
+		struct fuse_in_header *in = (void *)request;
+		void *body = request + sizeof *in;
+		unsigned int op = in->opcode;
+		if (op == FUSE_FORGET || op == FUSE_BATCH_FORGET || op == FUSE_INTERRUPT)
+			continue;
+		if (op != FUSE_INIT && (pwrite(log, "r", 1, 0) != 1 || fsync(log)))
+			perror("daemon fsync");
+		if (op == FUSE_INIT) {
+			struct fuse_init_in *init = body;
+			struct fuse_init_out out = {.major = FUSE_KERNEL_VERSION,
+						    .minor = FUSE_KERNEL_MINOR_VERSION,
+						    .max_readahead = init->max_readahead,
+						    .max_background = 16,
+						    .congestion_threshold = 12,
+						    .max_write = 65536,
+						    .time_gran = 1};
+			reply(fuse, in->unique, 0, &out, sizeof out);
+		} else if (op == FUSE_LOOKUP) {
+			struct fuse_entry_out out = {.nodeid = 2, .generation = 1};
+			attributes(2, &out.attr);
+			int found = in->nodeid == 1 && !strcmp(body, "file");
+			reply(fuse, in->unique, found ? 0 : -ENOENT, &out, sizeof out);
+		} else if (op == FUSE_GETATTR || op == FUSE_SETATTR) {
+			struct fuse_setattr_in *set = body;
+			if (op == FUSE_SETATTR && set->valid & FATTR_SIZE)
+				file_size = set->size;
+			struct fuse_attr_out out = {0};
+			attributes(in->nodeid, &out.attr);
+			reply(fuse, in->unique, 0, &out, sizeof out);
+		} else if (op == FUSE_OPEN || op == FUSE_OPENDIR) {
+			struct fuse_open_out out = {.fh = 1};
+			reply(fuse, in->unique, 0, &out, sizeof out);
+		} else if (op == FUSE_WRITE) {
+			struct fuse_write_in *write_in = body;
+			if (write_in->offset + write_in->size > file_size)
+				file_size = write_in->offset + write_in->size;
+			struct fuse_write_out out = {.size = write_in->size};
+			reply(fuse, in->unique, 0, &out, sizeof out);
+		} else if (op == FUSE_STATFS) {
+			struct fuse_statfs_out out = {.st = {.bsize = 4096, .namelen = 255}};
+			reply(fuse, in->unique, 0, &out, sizeof out);
+		} else if (op == FUSE_FSYNC) {
+			reply(fuse, in->unique, -EIO, NULL, 0);
+		} else if (op == FUSE_READ || op == FUSE_READDIR || op == FUSE_FLUSH ||
+			   op == FUSE_RELEASE || op == FUSE_RELEASEDIR || op == FUSE_ACCESS ||
+			   op == FUSE_DESTROY) {
+			reply(fuse, in->unique, 0, NULL, 0);
+		} else {
+			reply(fuse, in->unique, -ENOSYS, NULL, 0);
+		}
+	}
+}
+
+static int run(const char *which)
+{
+	int private = !strcmp(which, "fuse_private");
+	if (!private && strcmp(which, "fuse_shared"))
+		UNKNOWN();
+	if (private && (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))) {
+		perror("private mount namespace");
+		return 3;
+	}
+	int fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	char options[128];
+	snprintf(options, sizeof options, "fd=%d,rootmode=40000,user_id=0,group_id=0", fuse);
+	if (fuse < 0 || mount("parity", at("fuse"), "fuse", MS_NOSUID | MS_NODEV, options)) {
+		perror("mount fuse");
+		return 3;
+	}
+	pid_t daemon = fork();
+	if (daemon == 0) {
+		serve(fuse);
+		_exit(0);
+	}
+	close(fuse);
+	pid_t other = fork();
+	if (other == 0) {
+		int local = open(at("local"), O_WRONLY | O_CREAT, 0644);
+		int done = 0;
+		for (int i = 0; i < 20; i++)
+			done += write(local, "o", 1) == 1 && fsync(local) == 0;
+		_exit(done);
+	}
+	int fd = open(at("fuse/file"), O_WRONLY | O_SYNC);
+	say("open", fd);
+	say_value("write", write(fd, "hello", 5));
+	say("fsync", fsync(fd));
+	say("fdatasync", fdatasync(fd));
+	say("close", close(fd));
+	say("umount", umount2(at("fuse"), MNT_DETACH));
+	int status;
+	waitpid(other, &status, 0);
+	printf("other_fsyncs=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	waitpid(daemon, &status, 0);
+	printf("daemon=%s\n", WIFEXITED(status) ? "ended" : "killed");
+	return 0;
+}

@@ -1,0 +1,98 @@
+/* openat2(2) with O_SYNC in its open_how: the resolve flags hold, as the
+ * kernel applies them to the program's own directory descriptor.
+ *
+ *   in_root         RESOLVE_IN_ROOT, "/f" from AREA/root: AREA/root/f
+ *   in_root_dotdot  RESOLVE_IN_ROOT, "../../g": clamped, AREA/root/g
+ *   beneath_abs     RESOLVE_BENEATH, "/f": EXDEV
+ *   beneath_dotdot  RESOLVE_BENEATH, "../escape": EXDEV
+ *   no_symlinks     RESOLVE_NO_SYMLINKS through AREA/root/link: ELOOP
+ *   no_magiclinks   RESOLVE_NO_MAGICLINKS, /proc/self/fd/N: ELOOP
+ *   no_xdev         RESOLVE_NO_XDEV from "/" into /proc: EXDEV
+ *   bad_how         an unknown resolve bit; mode without O_CREAT: EINVAL
+ *   getfl           F_GETFL after openat(O_SYNC): what the program sees
+ *   getfl2          the same after openat2(O_SYNC)
+ *   how_readback    the open_how's flags, read back after openat2(O_SYNC)
+ */
+#include "parity.h"
+#include <linux/openat2.h>
+
+static int open2(int dir, const char *path, unsigned long long flags, unsigned long long resolve)
+{
+	struct open_how how = {.flags = flags, .mode = flags & O_CREAT ? 0644 : 0, .resolve = resolve};
+	return syscall(SYS_openat2, dir, path, &how, sizeof how);
+}
+
+static void make(const char *name, int dir, const char *path, unsigned long long resolve)
+{
+	int fd = open2(dir, path, O_WRONLY | O_CREAT | O_SYNC, resolve);
+	say(name, fd);
+	if (fd >= 0)
+		say("write", write(fd, "written\n", 8));
+}
+
+static int run(const char *which)
+{
+	int root = open(at("root"), O_PATH | O_DIRECTORY);
+	if (root < 0)
+		return 3;
+	CASE("in_root") {
+		make("open", root, "/f", RESOLVE_IN_ROOT);
+		return 0;
+	}
+	CASE("in_root_dotdot") {
+		make("open", root, "../../g", RESOLVE_IN_ROOT);
+		return 0;
+	}
+	CASE("beneath_abs") {
+		make("open", root, "/f", RESOLVE_BENEATH);
+		return 0;
+	}
+	CASE("beneath_dotdot") {
+		make("open", root, "../escape", RESOLVE_BENEATH);
+		return 0;
+	}
+	CASE("no_symlinks") {
+		make("open", root, "link", RESOLVE_NO_SYMLINKS);
+		return 0;
+	}
+	CASE("no_magiclinks") {
+		char path[64];
+		int fd = open(at("root/target"), O_RDWR);
+		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+		say("open", open2(AT_FDCWD, path, O_WRONLY | O_SYNC, RESOLVE_NO_MAGICLINKS));
+		return 0;
+	}
+	CASE("no_xdev") {
+		int top = open("/", O_PATH | O_DIRECTORY);
+		say("open", open2(top, "proc/self/status", O_RDONLY | O_SYNC, RESOLVE_NO_XDEV));
+		return 0;
+	}
+	CASE("bad_how") {
+		say("unknown_resolve", open2(root, "f", O_WRONLY | O_CREAT | O_SYNC, 1ULL << 40));
+		struct open_how how = {.flags = O_WRONLY | O_SYNC, .mode = 0644};
+		say("mode_without_creat", syscall(SYS_openat2, root, "target", &how, sizeof how));
+		say("short_how", syscall(SYS_openat2, root, "target", &how, 8));
+		return 0;
+	}
+	CASE("getfl") {
+		int fd = openat(root, "target", O_WRONLY | O_SYNC);
+		int flags = fcntl(fd, F_GETFL);
+		say("open", fd);
+		printf("sync=%s\n", (flags & O_SYNC) == O_SYNC ? "kept" : "dropped");
+		return 0;
+	}
+	CASE("getfl2") {
+		int fd = open2(root, "target", O_WRONLY | O_SYNC, 0);
+		int flags = fcntl(fd, F_GETFL);
+		say("open", fd);
+		printf("sync=%s\n", (flags & O_SYNC) == O_SYNC ? "kept" : "dropped");
+		return 0;
+	}
+	CASE("how_readback") {
+		struct open_how how = {.flags = O_WRONLY | O_SYNC};
+		say("open", syscall(SYS_openat2, root, "target", &how, sizeof how));
+		printf("how_flags=%s\n", (how.flags & O_SYNC) == O_SYNC ? "kept" : "changed");
+		return 0;
+	}
+	UNKNOWN();
+}

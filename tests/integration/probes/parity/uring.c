@@ -1,0 +1,168 @@
+/* io_uring entries under the supervisor: a rewritten entry must complete
+ * as the kernel would complete the original, errors included; a chain
+ * keeps its order and user_data. AREA/f is a 4 KiB file.
+ *
+ *   good            write, then fsync: res 4096, then 0
+ *   fsync_badflags  FSYNC with unknown fsync_flags: -EINVAL
+ *   fsync_addr      FSYNC with addr != 0: -EINVAL
+ *   sfr_badrange    SYNC_FILE_RANGE at offset -1: -EINVAL
+ *   sfr_badflags    SYNC_FILE_RANGE with unknown flags: -EINVAL
+ *   fixed_none      FSYNC on fixed file 3, none registered: -EBADF
+ *   fixed_beyond    FSYNC on fixed file 3, one registered: -EBADF
+ *   fsync_pipe fsync_devnull fsync_badfd fsync_opath   the kernel's answer
+ *   chain           write -> fsync -> read, linked: all three, in order
+ *   chain_broken    write -> fsync with bad flags -> write, linked: the
+ *                   third is cancelled
+ *   openat_sync     OPENAT of AREA/new with O_CREAT|O_SYNC, then a write
+ *   sqpoll          a SQPOLL ring: the flags the program reads back, and a
+ *                   write and an fsync through it
+ *   no_mmap         IORING_SETUP_NO_MMAP without memory: the kernel's error
+ *   resize          IORING_REGISTER_RESIZE_RINGS on a DEFER_TASKRUN ring
+ */
+#include "parity.h"
+#include <liburing.h>
+
+static char block[4096];
+
+static struct io_uring_sqe *entry(struct io_uring *ring, unsigned long long user_data)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	if (!sqe) {
+		fprintf(stderr, "no entry free\n");
+		exit(3);
+	}
+	io_uring_prep_nop(sqe);
+	sqe->user_data = user_data;
+	return sqe;
+}
+
+/* Submits, then prints `count` completions in the order they came. */
+static void reap(struct io_uring *ring, int count)
+{
+	say_value("submitted", io_uring_submit(ring));
+	for (int i = 0; i < count; i++) {
+		struct io_uring_cqe *cqe;
+		int error = io_uring_wait_cqe(ring, &cqe);
+		if (error) {
+			say_raw("wait", error);
+			return;
+		}
+		char name[32];
+		snprintf(name, sizeof name, "cqe%llu", (unsigned long long)cqe->user_data);
+		say_raw(name, cqe->res);
+		io_uring_cqe_seen(ring, cqe);
+	}
+}
+
+static int descriptor(const char *kind)
+{
+	int ends[2];
+	if (!strcmp(kind, "pipe"))
+		return pipe(ends) ? -1 : ends[1];
+	if (!strcmp(kind, "devnull"))
+		return open("/dev/null", O_WRONLY);
+	if (!strcmp(kind, "badfd"))
+		return 99;
+	if (!strcmp(kind, "opath"))
+		return open(at("f"), O_PATH);
+	return open(at("f"), O_RDWR);
+}
+
+static int run(const char *which)
+{
+	struct io_uring ring;
+	struct io_uring_params params = {0};
+	CASE("sqpoll") params.flags = IORING_SETUP_SQPOLL;
+	CASE("no_mmap") {
+		params.flags = 1U << 14; /* IORING_SETUP_NO_MMAP */
+		say_value("setup", syscall(SYS_io_uring_setup, 4, &params));
+		return 0;
+	}
+	CASE("resize") params.flags = IORING_SETUP_SINGLE_ISSUER | (1U << 13);
+	int error = io_uring_queue_init_params(8, &ring, &params);
+	if (error) {
+		say_raw("setup", error);
+		return 3;
+	}
+	int fd = open(at("f"), O_RDWR);
+	memset(block, 'u', sizeof block);
+	struct io_uring_sqe *sqe;
+	CASE("good") {
+		io_uring_prep_write(sqe = entry(&ring, 1), fd, block, sizeof block, 0);
+		sqe->flags |= IOSQE_IO_LINK;
+		io_uring_prep_fsync(entry(&ring, 2), fd, 0);
+		reap(&ring, 2);
+	}
+	else CASE("fsync_badflags") {
+		io_uring_prep_fsync(entry(&ring, 1), fd, 0x80);
+		reap(&ring, 1);
+	}
+	else CASE("fsync_addr") {
+		io_uring_prep_fsync(sqe = entry(&ring, 1), fd, 0);
+		sqe->addr = 1;
+		reap(&ring, 1);
+	}
+	else CASE("sfr_badrange") {
+		io_uring_prep_sync_file_range(entry(&ring, 1), fd, 10, -1, 0);
+		reap(&ring, 1);
+	}
+	else CASE("sfr_badflags") {
+		io_uring_prep_sync_file_range(entry(&ring, 1), fd, 10, 0, 0xff);
+		reap(&ring, 1);
+	}
+	else CASE("fixed_none") {
+		io_uring_prep_fsync(sqe = entry(&ring, 1), 3, 0);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		reap(&ring, 1);
+	}
+	else CASE("fixed_beyond") {
+		say_raw("register", io_uring_register_files(&ring, &fd, 1));
+		io_uring_prep_fsync(sqe = entry(&ring, 1), 3, 0);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		io_uring_prep_fsync(sqe = entry(&ring, 2), 0, 0);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		reap(&ring, 2);
+	}
+	else CASE("chain") {
+		io_uring_prep_write(sqe = entry(&ring, 1), fd, block, sizeof block, 0);
+		sqe->flags |= IOSQE_IO_LINK;
+		io_uring_prep_fsync(sqe = entry(&ring, 2), fd, IORING_FSYNC_DATASYNC);
+		sqe->flags |= IOSQE_IO_LINK;
+		io_uring_prep_read(entry(&ring, 3), fd, block, 100, 0);
+		reap(&ring, 3);
+	}
+	else CASE("chain_broken") {
+		io_uring_prep_write(sqe = entry(&ring, 1), fd, block, sizeof block, 0);
+		sqe->flags |= IOSQE_IO_LINK;
+		io_uring_prep_fsync(sqe = entry(&ring, 2), fd, 0x80);
+		sqe->flags |= IOSQE_IO_LINK;
+		io_uring_prep_write(entry(&ring, 3), fd, "late", 4, 0);
+		reap(&ring, 3);
+	}
+	else CASE("openat_sync") {
+		io_uring_prep_openat(entry(&ring, 1), AT_FDCWD, at("new"),
+				     O_WRONLY | O_CREAT | O_SYNC, 0644);
+		reap(&ring, 1);
+		say("write", write(fd + 1, "opened by the ring\n", 19));
+	}
+	else CASE("sqpoll") {
+		printf("sqpoll=%s\n", ring.flags & IORING_SETUP_SQPOLL ? "on" : "off");
+		io_uring_prep_write(sqe = entry(&ring, 1), fd, block, sizeof block, 0);
+		sqe->flags |= IOSQE_IO_LINK;
+		io_uring_prep_fsync(entry(&ring, 2), fd, 0);
+		reap(&ring, 2);
+	}
+	else CASE("resize") {
+		struct io_uring_params bigger = {.sq_entries = 16, .cq_entries = 32,
+						 .flags = IORING_SETUP_CQSIZE};
+		say_value("resize", syscall(SYS_io_uring_register, ring.ring_fd, 33, &bigger, 1));
+	}
+	else {
+		char kind[32];
+		if (sscanf(which, "fsync_%31s", kind) != 1)
+			UNKNOWN();
+		io_uring_prep_fsync(entry(&ring, 1), descriptor(kind), 0);
+		reap(&ring, 1);
+	}
+	return 0;
+}

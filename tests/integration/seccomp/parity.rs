@@ -1,0 +1,210 @@
+//! Kernel parity: each small static probe runs twice from the same fresh
+//! setup, once alone and once under `eatmydata` (seccomp mode, which the
+//! command picks for a static program by itself), and both runs must show
+//! the same: the same stdout, the same stderr (but for the command's own
+//! `eatmydata:` lines), the same exit status, and the same files on disk
+//! afterwards (names, kinds, sizes, contents, owners, modes with their
+//! setuid bits). Only the flushes may differ; `eats.rs` checks that they
+//! do, so that the harness cannot pass by eatmydata doing nothing.
+//!
+//! Each run gets the same folder path (`area`), emptied and laid out again
+//! by the case's setup, and starts in `area/cwd`, which is also the
+//! supervisor's working directory: a file the supervisor made for the
+//! program in the wrong place is seen in the snapshot. Each run is bound by
+//! a deadline, after which its whole process group is killed: a hang is an
+//! outcome (`timed out`) like any other.
+//!
+//! The probes (`tests/integration/probes/parity/*.c`, one file per class,
+//! one concern per case argument) print `name=result` lines, with errno
+//! names for failures.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{TempDir, command, library, probe};
+
+mod cases; // one test per probe case, by class
+mod eats; // the same calls under eatmydata flush nothing on a loop device
+mod known; // KNOWN_DIFFERENCES: the cases that differ today, and how
+mod snapshot; // the files a run left, and the mounts it left behind
+
+use known::KNOWN_DIFFERENCES;
+use snapshot::{Entry, Unmount, snapshot};
+
+/// What a case is: which probe, which case in it, how its folder is laid
+/// out, and how long it may take.
+pub struct Case {
+    /// `probe::case`, as KNOWN_DIFFERENCES names it.
+    pub name: String,
+    /// The probe's file under `probes/parity/`, without `.c`.
+    pub probe: &'static str,
+    /// The case, the probe's first argument.
+    pub arg: &'static str,
+    /// Extra compiler flags (libraries).
+    pub libs: &'static [&'static str],
+    pub setup: fn(&Path),
+    pub deadline: Duration,
+}
+
+/// What one run showed.
+#[derive(Debug, PartialEq)]
+struct Observation {
+    status: String,
+    stdout: String,
+    stderr: String,
+    files: BTreeMap<PathBuf, Entry>,
+}
+
+/// The program `probe` of a case, built static.
+fn program(case: &Case) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("probes/parity");
+    fs::create_dir_all(dir).expect("create the parity probes folder");
+    let mut flags = vec!["-static"];
+    flags.extend_from_slice(case.libs);
+    probe(&format!("parity/{}", case.probe), &flags)
+}
+
+/// Runs the case's probe in a fresh `area` laid out by its setup, alone or
+/// under eatmydata, and looks at what it left.
+fn observe(case: &Case, scratch: &Path, eaten: bool) -> Observation {
+    let area = scratch.join("area");
+    if area.exists() {
+        fs::remove_dir_all(&area).expect("empty the area");
+    }
+    fs::create_dir_all(area.join("cwd")).expect("make the area");
+    (case.setup)(&area);
+    let (out, err) = (scratch.join("stdout"), scratch.join("stderr"));
+    let unmount = Unmount(&area);
+    let mut run = if eaten {
+        let mut run = Command::new(command());
+        run.arg(program(case));
+        run
+    } else {
+        Command::new(program(case))
+    };
+    run.arg(case.arg)
+        .arg(&area)
+        .current_dir(area.join("cwd"))
+        .env_remove("LD_PRELOAD")
+        .stdin(Stdio::null())
+        .stdout(fs::File::create(&out).expect("create stdout"))
+        .stderr(fs::File::create(&err).expect("create stderr"))
+        .process_group(0);
+    let mut child = run.spawn().expect("start the probe");
+    let pgid = child.id() as libc::pid_t;
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the probe") {
+            break Some(status);
+        }
+        if started.elapsed() > case.deadline {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // The group we started, and only it: the run and anything it left
+    // behind (a daemon), so that nothing outlives the run.
+    // SAFETY: kill takes integers; the group is our child's own.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    let status = match status {
+        Some(status) => match (status.code(), status.signal()) {
+            (Some(code), _) => format!("exit {code}"),
+            (None, Some(signal)) => format!("signal {signal}"),
+            _ => format!("{status:?}"),
+        },
+        None => {
+            let _ = child.wait();
+            "timed out".to_owned()
+        }
+    };
+    drop(unmount);
+    let stderr = fs::read_to_string(&err).unwrap_or_default();
+    if eaten {
+        // Proof that the supervisor served this run.
+        assert!(
+            stderr.contains("using seccomp mode"),
+            "{}: eatmydata did not pick seccomp mode: {stderr}",
+            case.name
+        );
+    }
+    let stderr = stderr
+        .lines()
+        .filter(|line| !line.starts_with("eatmydata:"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Observation {
+        status,
+        stdout: fs::read_to_string(&out).unwrap_or_default(),
+        stderr,
+        files: snapshot(&area),
+    }
+}
+
+/// What differs between the two runs, one line per difference.
+fn differences(alone: &Observation, eaten: &Observation) -> Vec<String> {
+    let mut found = Vec::new();
+    for (what, a, e) in [
+        ("status", &alone.status, &eaten.status),
+        ("stdout", &alone.stdout, &eaten.stdout),
+        ("stderr", &alone.stderr, &eaten.stderr),
+    ] {
+        if a != e {
+            found.push(format!("{what}: alone {a:?}, under eatmydata {e:?}"));
+        }
+    }
+    let names = alone.files.keys().chain(eaten.files.keys());
+    let mut names: Vec<_> = names.collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        let (a, e) = (alone.files.get(name), eaten.files.get(name));
+        if a != e {
+            let name = name.display();
+            found.push(format!("{name}: alone {a:?}, under eatmydata {e:?}"));
+        }
+    }
+    found
+}
+
+/// Runs `case` alone and under eatmydata, and requires the same outcome
+/// (or the listed difference).
+pub fn check(case: Case) {
+    library();
+    let scratch = TempDir::new(&format!("parity-{}", case.name.replace("::", "-")));
+    let alone = observe(&case, scratch.path(), false);
+    assert_ne!(alone.status, "timed out", "{}: the control hung", case.name);
+    // Exit 3: the probe could not set its case up, and would pass by
+    // failing alike twice.
+    assert_ne!(
+        alone.status, "exit 3",
+        "{}: the probe could not set the case up: {}",
+        case.name, alone.stderr
+    );
+    let eaten = observe(&case, scratch.path(), true);
+    let found = differences(&alone, &eaten);
+    let known = KNOWN_DIFFERENCES
+        .iter()
+        .find(|(name, _)| *name == case.name);
+    match (found.is_empty(), known) {
+        (true, None) => {}
+        (false, Some((_, reason))) => {
+            eprintln!("{}: a known difference ({reason}):", case.name);
+            for line in &found {
+                eprintln!("  {line}");
+            }
+        }
+        (true, Some(_)) => panic!(
+            "{}: now as the kernel; take it out of KNOWN_DIFFERENCES\nstdout: {}",
+            case.name, alone.stdout
+        ),
+        (false, None) => panic!(
+            "{}: eatmydata differs from the kernel:\n  {}",
+            case.name,
+            found.join("\n  ")
+        ),
+    }
+}

@@ -1,0 +1,83 @@
+//! The third check: the parity cases pass because eatmydata gives the
+//! kernel's answers, not because it does nothing. The same kinds of calls,
+//! in a loop on a loop device's ext4 (`probes/parity/eats.c`), flush the
+//! device alone and do not under eatmydata (seccomp mode, picked by the
+//! command for the static probe).
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{command, library, probe};
+use crate::loopfs::LoopFs;
+
+const ROUNDS: u64 = 50;
+
+/// Runs the `eats` probe's `case` on a fresh ext4, alone and under
+/// eatmydata: the same output, at least ROUNDS flushes alone, and fewer
+/// than a tenth of that under eatmydata.
+fn eats(case: &str) {
+    library();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("probes/parity");
+    fs::create_dir_all(dir).expect("create the parity probes folder");
+    let program = probe("parity/eats", &["-static", "-luring"]);
+    let disk = LoopFs::new(&format!("parity-eats-{case}"), 32);
+    let run = |eaten: bool| {
+        let mut output = None;
+        let flushes = disk.flushes_during(|| {
+            let mut run = if eaten {
+                let mut run = Command::new(command());
+                run.arg(&program);
+                run
+            } else {
+                Command::new(&program)
+            };
+            let done = run.arg(case).arg(disk.path()).env_remove("LD_PRELOAD");
+            output = Some(done.output().expect("run the eats probe"));
+        });
+        let output = output.expect("the probe ran");
+        assert!(output.status.success(), "{case}: {output:?}");
+        (
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            flushes,
+        )
+    };
+    let (alone, control) = run(false);
+    let (eaten, flushes) = run(true);
+    assert_eq!(
+        alone,
+        format!("{case}={ROUNDS}\n"),
+        "{case}: every round done"
+    );
+    assert_eq!(eaten, alone, "{case}: the same output under eatmydata");
+    assert!(control >= ROUNDS, "{case}: only {control} flushes alone");
+    assert!(
+        flushes < ROUNDS / 10,
+        "{case}: {flushes} flushes under eatmydata, {control} alone"
+    );
+}
+
+#[test]
+fn eats_fsync() {
+    eats("fsync");
+}
+
+#[test]
+fn eats_fdatasync() {
+    eats("fdatasync");
+}
+
+#[test]
+fn eats_msync() {
+    eats("msync");
+}
+
+#[test]
+fn eats_uring_fsync() {
+    eats("uring_fsync");
+}
+
+#[test]
+fn eats_openat2_osync() {
+    eats("openat2_osync");
+}

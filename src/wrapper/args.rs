@@ -24,9 +24,11 @@ clean shutdown does not.
 Programs that make their system calls themselves, statically linked ones
 and every Go program, never see the library, and nor do io_uring requests.
 For them a seccomp filter, with eatmydata staying as COMMAND's parent to
-answer it, makes the same requests free in COMMAND and everything it
-starts: the sync calls, the sync flags of opens and pwritev2, and io_uring
-fsyncs. It is turned on by itself when COMMAND is such a program, and said
+answer it, makes most of them free in COMMAND and everything it starts:
+the sync calls on files of a disk, io_uring fsyncs, and the sync flags of
+openat2 and of io_uring entries. The sync flags of open, openat and
+pwritev2 sit in a register no filter can change: those writes reach the
+disk. It is turned on by itself when COMMAND is such a program, and said
 so on stderr.
 
 Options:

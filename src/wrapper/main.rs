@@ -100,9 +100,12 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
     for notice in &decision.notices {
         eprintln!("eatmydata: {notice}");
     }
-    if decision.seccomp && !std::path::Path::new("/proc/self").exists() {
+    // The supervisor decides from the program's /proc files.
+    let no_proc = !std::path::Path::new("/proc/self").exists();
+    if decision.seccomp && no_proc && !invocation.plain_seccomp {
         eprintln!("eatmydata: {}", decide::NO_PROC_NOTICE);
     }
+    let plain_seccomp = invocation.plain_seccomp || no_proc;
     let silence = std::env::var_os(client::SILENCE);
     if let Some(note) = client::notice(&invocation.command, silence.as_deref()) {
         eprintln!("eatmydata: {note}");
@@ -119,7 +122,7 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
             "eatmydata: running {} {with}{}",
             program.display(),
             if decision.seccomp {
-                let supervised = if invocation.plain_seccomp {
+                let supervised = if plain_seccomp {
                     ""
                 } else {
                     " and its supervisor"
@@ -140,7 +143,7 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
     if invocation.keep_direct {
         settings.push((protocol::KEEP_DIRECT, protocol::ON.into()));
     }
-    let mut handoff = if decision.seccomp && !invocation.plain_seccomp {
+    let mut handoff = if decision.seccomp && !plain_seccomp {
         Some(Handoff::new(invocation.keep_direct).map_err(|e| Error::Seccomp(error::plain(&e)))?)
     } else {
         None

@@ -207,7 +207,7 @@ fn plain_eatmydata_turns_seccomp_on_for_static_and_go_and_says_so_once() {
             "1".as_ref(),
         ]);
         assert_eq!(
-            results(&outcome)["open_sync"],
+            results(&outcome)["openat2_sync"],
             "dropped",
             "{}",
             program.display()

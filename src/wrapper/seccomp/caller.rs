@@ -1,43 +1,44 @@
 //! The thread behind a notification, as the supervisor reaches it: its
 //! memory (`process_vm_readv`/`process_vm_writev`, which honour the
-//! caller's page protections), its descriptors (`pidfd_getfd`) and what
-//! `/proc` says about it (directories, umask, credentials).
+//! caller's page protections), a copy of a descriptor (`pidfd_getfd`, used
+//! for io_uring rings only, never for a file a program reads or writes)
+//! and the text of its files in `/proc`.
 //!
-//! A thread id can be reused once the thread is gone: whatever was read
-//! through it counts only after `Listener::still_waiting` says the
-//! notification is still pending, as seccomp_unotify(2) asks.
+//! A thread id can be reused once the thread is gone: anything the
+//! supervisor does with what it read (a write into the caller's memory, a
+//! ring rewritten) waits until `Listener::still_waiting` says the
+//! notification is still pending, as seccomp_unotify(2) asks. An answer
+//! alone needs no such check: the kernel refuses it for a call that is
+//! gone.
 
-use std::ffi::CString;
 use std::fs;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-
-/// The longest path the kernel takes, with its terminating NUL.
-const PATH_MAX: usize = libc::PATH_MAX as usize;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Caller {
     pub tid: u32,
 }
 
-/// What a look at the caller gave, for a call the supervisor makes on its
-/// behalf: the value; or an error the kernel would give the caller itself
-/// (one of `theirs`: a bad pointer, a bad descriptor), to be answered;
-/// or `Ok(None)` for any other failure, the supervisor's own (the caller
-/// gone, or out of its reach), where the call is left to the kernel as
-/// made rather than failed.
-pub fn theirs<T>(result: io::Result<T>, theirs: &[i32]) -> io::Result<Option<T>> {
-    match result {
-        Ok(value) => Ok(Some(value)),
-        Err(e)
-            if e.raw_os_error()
-                .is_some_and(|errno| theirs.contains(&errno)) =>
-        {
-            Err(e)
-        }
-        Err(_) => Ok(None),
-    }
-}
+/// Plain data: a type for which any bytes of its size are a value, so
+/// that it can be filled from another process's memory. Written here
+/// rather than taken from `bytemuck` (whose `Pod` is the same promise):
+/// four integer types and the arrays of them are all the supervisor reads,
+/// and the command needs no dependency for that.
+///
+/// # Safety
+/// Implement only for types with no padding, no invalid bit patterns and
+/// no pointers or references: integers, arrays of them, and `repr(C)`
+/// structures of those with no padding.
+pub unsafe trait Plain: Copy {}
+// SAFETY: integers: every bit pattern is a value.
+unsafe impl Plain for u16 {}
+// SAFETY: as above.
+unsafe impl Plain for u32 {}
+// SAFETY: as above.
+unsafe impl Plain for u64 {}
+// SAFETY: arrays of plain data have no padding of their own.
+unsafe impl<T: Plain, const N: usize> Plain for [T; N] {}
 
 fn last_error() -> io::Error {
     io::Error::last_os_error()
@@ -83,36 +84,17 @@ impl Caller {
         }
     }
 
-    /// A plain value of `T` at `address`.
-    pub fn read_value<T: Copy + Default>(&self, address: u64) -> io::Result<T> {
-        let mut value = T::default();
-        // SAFETY: T is plain data (Copy, with a default): any bytes the
-        // kernel wrote for the caller are a value of it, as they were there.
+    /// A value of `T` at `address`.
+    pub fn read_value<T: Plain>(&self, address: u64) -> io::Result<T> {
+        let mut value = std::mem::MaybeUninit::<T>::zeroed();
+        // SAFETY: `T: Plain`: zeroed bytes, and any bytes read over them,
+        // are a value of it.
         let bytes = unsafe {
-            std::slice::from_raw_parts_mut((&mut value as *mut T).cast::<u8>(), size_of::<T>())
+            std::slice::from_raw_parts_mut(value.as_mut_ptr().cast::<u8>(), size_of::<T>())
         };
         self.read(address, bytes)?;
-        Ok(value)
-    }
-
-    /// The NUL-terminated string at `address`: `EFAULT` as the kernel
-    /// gives it, `ENAMETOOLONG` past `PATH_MAX`. Read page by page, so
-    /// that a string ending just before an unmapped page is still read.
-    pub fn read_path(&self, address: u64) -> io::Result<CString> {
-        let mut bytes = Vec::new();
-        let mut at = address;
-        while bytes.len() < PATH_MAX {
-            let to_page_end = 4096 - (at % 4096) as usize;
-            let mut chunk = vec![0u8; to_page_end.min(PATH_MAX - bytes.len())];
-            self.read(at, &mut chunk)?;
-            if let Some(end) = chunk.iter().position(|&b| b == 0) {
-                bytes.extend_from_slice(&chunk[..end]);
-                return CString::new(bytes).map_err(|_| io::Error::other("NUL in a path"));
-            }
-            at += chunk.len() as u64;
-            bytes.extend_from_slice(&chunk);
-        }
-        Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG))
+        // SAFETY: as above: every byte is initialised, and any bytes do.
+        Ok(unsafe { value.assume_init() })
     }
 
     /// A path in `/proc` about this thread.

@@ -141,10 +141,11 @@ pub fn decide(choice: Choice, command: &OsStr, kind: Kind, set_id: Option<&str>)
 }
 
 /// Said when seccomp mode runs where `/proc` is not mounted (a bare
-/// chroot or image): the supervisor reads the program's arguments there.
-pub const NO_PROC_NOTICE: &str = "/proc is not mounted here, so seccomp mode cannot read \
-the program's arguments: its sync calls are still answered, but its opens keep O_SYNC, \
-O_DSYNC and O_DIRECT, and its io_uring flushes reach the disk";
+/// chroot or image): the supervisor decides from the program's `/proc`
+/// files, so the plain filter is used instead.
+pub const NO_PROC_NOTICE: &str = "/proc is not mounted here, so the seccomp supervisor \
+cannot tell which descriptors reach a disk: using the plain filter (--seccomp=plain), under \
+which every sync returns 0, a bad descriptor's too, and io_uring flushes reach the disk";
 
 /// What `no_new_privs` means for the programs below, said when we set it;
 /// what avoids it depends on whether we are root already (root without
@@ -166,8 +167,8 @@ pub fn no_new_privs_notice(root: bool) -> String {
 #[cfg(test)]
 mod tests;
 
-/// What a kernel without seccomp user notification (before 5.9, or a
+/// What a kernel without seccomp user notification (before 5.0, or a
 /// container that refuses it) gets instead of the supervisor.
 pub const PLAIN_FILTER_NOTICE: &str = "this kernel has no seccomp user notification \
-(SECCOMP_FILTER_FLAG_NEW_LISTENER and ADDFD, Linux 5.9): using the plain filter, under which \
-syncs return 0 but O_SYNC and O_DSYNC stay on opens and io_uring flushes reach the disk";
+(SECCOMP_FILTER_FLAG_NEW_LISTENER, Linux 5.0): using the plain filter, under which every \
+sync returns 0, a bad descriptor's too, and io_uring flushes reach the disk";

@@ -11,13 +11,15 @@
 //! any architecture but its one by killing the process, when a program may
 //! enter through another ABI legitimately (a 32-bit program, or `int $0x80`
 //! from 64-bit code), so its output needed a dispatch of ours in front
-//! anyway. The program is three instructions per call and is checked by
-//! running it in the unit tests.
+//! anyway. The program, one comparison per call, is assembled by `bpf.rs`
+//! and checked by running it in the unit tests.
 
 use std::collections::BTreeMap;
 use std::io;
 
 use libc::sock_filter;
+
+use super::bpf::{ARCH_OFFSET, Label, NR_OFFSET, Op, assemble, jeq, load, ret};
 
 /// `seccomp_data.arch` values, from `<linux/audit.h>`.
 #[cfg(target_arch = "x86_64")]
@@ -106,67 +108,38 @@ pub const ABIS: &[Abi] = &[Abi {
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 compile_error!("seccomp mode knows the system call numbers of x86_64 and aarch64 only");
 
-// Classic BPF opcodes, from <linux/bpf_common.h>.
-pub(super) const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
-pub(super) const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
-pub(super) const JA: u16 = (libc::BPF_JMP | libc::BPF_JA) as u16;
-pub(super) const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
-/// `offsetof(struct seccomp_data, nr)` and `arch`.
-pub(super) const NR_OFFSET: u32 = 0;
-pub(super) const ARCH_OFFSET: u32 = 4;
 /// The answer to a listed call: "fails" with errno 0, that is, returns 0.
 pub(super) const RET_ZERO: u32 = libc::SECCOMP_RET_ERRNO;
 pub(super) const RET_ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
 
-pub(super) fn insn(code: u16, jt: u8, jf: u8, k: u32) -> sock_filter {
-    sock_filter { code, jt, jf, k }
-}
-
-/// One architecture's part: load the number; each listed number jumps to
-/// the final "return 0"; anything else falls through to "allow".
-fn body(numbers: &[u32]) -> Result<Vec<sock_filter>, String> {
-    let count = numbers.len();
-    let mut body = vec![insn(LD_W_ABS, 0, 0, NR_OFFSET)];
-    for (i, &nr) in numbers.iter().enumerate() {
-        // Past the comparisons after this one and the "allow".
-        let jt = u8::try_from(count - i).map_err(|_| "too many calls for one jump")?;
-        body.push(insn(JEQ_K, jt, 0, nr));
-    }
-    body.push(insn(RET_K, 0, 0, RET_ALLOW));
-    body.push(insn(RET_K, 0, 0, RET_ZERO));
-    Ok(body)
-}
-
-/// The whole filter: load the architecture and jump to its part; any
-/// architecture not in `ABIS` is allowed.
+/// The whole filter: load the architecture and go to its part, which
+/// loads the number and sends each listed one to "return 0"; any other
+/// number, and any architecture not in `ABIS`, is allowed.
 pub fn program() -> Result<Vec<sock_filter>, String> {
     let mut by_arch: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     for abi in ABIS {
         let numbers = by_arch.entry(abi.arch).or_default();
         numbers.extend(abi.calls.iter().map(|&(_, nr)| nr as u32));
     }
-    let bodies = by_arch
-        .into_iter()
-        .map(|(arch, numbers)| Ok((arch, body(&numbers)?)))
-        .collect::<Result<Vec<_>, String>>()?;
-
-    // Two instructions per architecture, then the load and the final allow.
-    let dispatch_len = 2 + 2 * bodies.len();
-    let mut program = vec![insn(LD_W_ABS, 0, 0, ARCH_OFFSET)];
-    let mut start = dispatch_len;
-    for (arch, body) in &bodies {
-        // Equal: fall through to the jump; not: skip it.
-        program.push(insn(JEQ_K, 0, 1, *arch));
-        // A jump goes to the instruction after it plus k.
-        let k = start - (program.len() + 1);
-        program.push(insn(JA, 0, 0, k as u32));
-        start += body.len();
+    let zero = Label(0);
+    let part = |i: usize| Label(1 + i as u32);
+    let mut ops = vec![load(ARCH_OFFSET)];
+    ops.extend(
+        by_arch
+            .keys()
+            .enumerate()
+            .map(|(i, &arch)| jeq(arch, part(i))),
+    );
+    ops.push(ret(RET_ALLOW));
+    for (i, numbers) in by_arch.values().enumerate() {
+        ops.push(Op::At(part(i)));
+        ops.push(load(NR_OFFSET));
+        ops.extend(numbers.iter().map(|&nr| jeq(nr, zero)));
+        ops.push(ret(RET_ALLOW));
     }
-    program.push(insn(RET_K, 0, 0, RET_ALLOW));
-    for (_, body) in bodies {
-        program.extend(body);
-    }
-    Ok(program)
+    ops.push(Op::At(zero));
+    ops.push(ret(RET_ZERO));
+    assemble(&ops)
 }
 
 /// What installing the filter did about `no_new_privs`.

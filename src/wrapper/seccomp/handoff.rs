@@ -57,22 +57,20 @@ impl Handoff {
     pub fn child_side(&self) -> ChildSide {
         ChildSide {
             socket: self.child.as_ref().map_or(-1, AsRawFd::as_raw_fd),
-            keep_direct: self.keep_direct,
         }
     }
 }
 
-/// The child's end of the socket pair (closed on exec), and the setting.
+/// The child's end of the socket pair (closed on exec).
 #[derive(Clone, Copy)]
 pub struct ChildSide {
     socket: RawFd,
-    keep_direct: bool,
 }
 
 impl ChildSide {
     /// In the child: installs the filter and sends its listener over.
     pub fn install(self) -> io::Result<Installed> {
-        match Listener::install(self.keep_direct)? {
+        match Listener::install()? {
             Some((listener, set)) => {
                 send_fd(self.socket, listener.fd())?;
                 drop(listener);

@@ -54,23 +54,10 @@ impl Map {
             .map_or(0, |p| unsafe { ptr::read_volatile(p.cast::<u32>()) })
     }
 
-    pub fn u64(&self, at: usize) -> u64 {
-        // SAFETY: in bounds and 8-aligned (entry fields are), volatile.
-        self.at(at, 8)
-            .map_or(0, |p| unsafe { ptr::read_volatile(p.cast::<u64>()) })
-    }
-
     pub fn set_u8(&self, at: usize, value: u8) {
         if let Some(p) = self.at(at, 1) {
             // SAFETY: in bounds, writable shared memory.
             unsafe { ptr::write_volatile(p, value) };
-        }
-    }
-
-    pub fn set_u32(&self, at: usize, value: u32) {
-        if let Some(p) = self.at(at, 4) {
-            // SAFETY: in bounds, aligned, writable shared memory.
-            unsafe { ptr::write_volatile(p.cast::<u32>(), value) };
         }
     }
 
@@ -80,12 +67,6 @@ impl Map {
             // of this word atomically, so this is atomic too.
             let word = unsafe { &*p.cast::<std::sync::atomic::AtomicU32>() };
             word.fetch_or(bits, std::sync::atomic::Ordering::SeqCst);
-        }
-    }
-
-    pub fn zero(&self, at: usize, len: usize) {
-        for i in 0..len {
-            self.set_u8(at + i, 0);
         }
     }
 }

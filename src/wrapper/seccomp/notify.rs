@@ -5,57 +5,28 @@
 //! program, with `SECCOMP_FILTER_FLAG_NEW_LISTENER`; the child hands the
 //! listener to the parent over a socket pair and closes its own copy, so
 //! the program never holds it. Each notification gets exactly one answer:
-//! a value, an error, "go on" (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`), or a
-//! descriptor the supervisor opened, installed and answered in one step
-//! (`SECCOMP_ADDFD_FLAG_SEND`). If the supervisor dies, the kernel fails
-//! every pending and later notified call with `ENOSYS`: nothing hangs.
+//! a value, an error, or "go on" (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`).
+//! The supervisor inspects, rewrites what the kernel will read from the
+//! program's own memory, answers, or lets the call go on; it never makes
+//! a program's file operation itself (no `ADDFD`), and when unsure it
+//! lets the kernel answer. If the supervisor dies, the kernel fails every
+//! pending and later notified call with `ENOSYS`: nothing hangs.
 //! `SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV` keeps a received call from
-//! being restarted by a signal after the supervisor has acted on it (a
-//! write made twice, a descriptor installed twice).
+//! being restarted by a signal after the supervisor has acted on it.
 
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
+use super::call::{Answer, Call};
 use super::caller::Caller;
 use super::filter::{self, NoNewPrivs};
-use super::{open, rules, sync, uring};
+use super::mountinfo::Mounts;
+use super::{openat2, rules, sync, uring};
 
 /// `SECCOMP_FILTER_FLAG_NEW_LISTENER` and `..._WAIT_KILLABLE_RECV`.
 const NEW_LISTENER: libc::c_ulong = 1 << 3;
 const WAIT_KILLABLE_RECV: libc::c_ulong = 1 << 5;
-
-/// One call waiting for its answer.
-#[derive(Clone, Copy, Debug)]
-pub struct Call {
-    pub id: u64,
-    pub caller: Caller,
-    pub nr: i64,
-    pub native: bool,
-    pub args: [u64; 6],
-}
-
-/// What the call gets.
-#[derive(Debug)]
-pub enum Answer {
-    /// Returns this value.
-    Value(i64),
-    /// Fails with this errno.
-    Error(i32),
-    /// Runs in the kernel as made.
-    Continue,
-    /// Returns a new descriptor of the caller's for this file.
-    Descriptor { file: OwnedFd, cloexec: bool },
-}
-
-impl Answer {
-    pub fn from_io(result: io::Result<i64>) -> Answer {
-        match result {
-            Ok(value) => Answer::Value(value),
-            Err(error) => Answer::Error(error.raw_os_error().unwrap_or(libc::EIO)),
-        }
-    }
-}
 
 /// The listener's descriptor.
 pub struct Listener(OwnedFd);
@@ -64,8 +35,8 @@ impl Listener {
     /// Installs the supervised filter on this process, returning its
     /// listener; `Ok(None)` when the kernel has no user notification (the
     /// caller then installs the plain filter).
-    pub fn install(keep_direct: bool) -> io::Result<Option<(Listener, NoNewPrivs)>> {
-        let program = rules::program(keep_direct).map_err(io::Error::other)?;
+    pub fn install() -> io::Result<Option<(Listener, NoNewPrivs)>> {
+        let program = rules::program().map_err(io::Error::other)?;
         let installed = match filter::install_with(&program, NEW_LISTENER | WAIT_KILLABLE_RECV) {
             // Before 5.19: without the killable wait.
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
@@ -138,9 +109,6 @@ impl Listener {
             Answer::Value(value) => (value, 0, 0),
             Answer::Error(errno) => (0, -errno, 0),
             Answer::Continue => (0, 0, libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32),
-            Answer::Descriptor { file, cloexec } => {
-                return self.send_descriptor(call, &file, cloexec);
-            }
         };
         let response = libc::seccomp_notif_resp {
             id: call.id,
@@ -151,30 +119,6 @@ impl Listener {
         // SAFETY: SEND reads one seccomp_notif_resp.
         let rc = unsafe { libc::ioctl(self.fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &response) };
         self.sent(rc)
-    }
-
-    /// Installs `file` in the caller and answers with its number, in one
-    /// step (5.14); before 5.14, in two.
-    fn send_descriptor(&self, call: &Call, file: &OwnedFd, cloexec: bool) -> io::Result<()> {
-        let mut addfd = libc::seccomp_notif_addfd {
-            id: call.id,
-            flags: libc::SECCOMP_ADDFD_FLAG_SEND as u32,
-            srcfd: file.as_raw_fd() as u32,
-            newfd: 0,
-            newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
-        };
-        // SAFETY: ADDFD reads one seccomp_notif_addfd.
-        let rc = unsafe { libc::ioctl(self.fd(), libc::SECCOMP_IOCTL_NOTIF_ADDFD, &addfd) };
-        if rc >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
-            return self.sent(rc);
-        }
-        addfd.flags = 0;
-        // SAFETY: as above.
-        let installed = unsafe { libc::ioctl(self.fd(), libc::SECCOMP_IOCTL_NOTIF_ADDFD, &addfd) };
-        if installed < 0 {
-            return self.sent(installed);
-        }
-        self.answer(call, Answer::Value(i64::from(installed)))
     }
 
     fn sent(&self, rc: libc::c_int) -> io::Result<()> {
@@ -195,6 +139,7 @@ pub struct Supervisor {
     listener: Listener,
     keep_direct: bool,
     rings: uring::Rings,
+    mounts: Mounts,
 }
 
 impl Supervisor {
@@ -203,6 +148,7 @@ impl Supervisor {
             listener,
             keep_direct,
             rings: uring::Rings::default(),
+            mounts: Mounts::default(),
         }
     }
 
@@ -210,18 +156,23 @@ impl Supervisor {
         self.listener.fd()
     }
 
-    /// How long until mapped rings are to be let go (-1: none is mapped).
+    /// How long until mapped rings or other namespaces' mount tables are
+    /// to be let go (-1: none is held).
     pub fn timeout(&self) -> std::ffi::c_int {
         if self.rings.holds_any() {
             uring::KEPT.as_millis() as std::ffi::c_int
+        } else if self.mounts.holds_others() {
+            super::mountinfo::KEPT.as_millis() as std::ffi::c_int
         } else {
             -1
         }
     }
 
-    /// Nothing came for a while: let go of the rings not in use.
+    /// Nothing came for a while: let go of the rings and tables not in use.
     pub fn idle(&mut self) {
-        self.rings.forget_unused(std::time::Instant::now());
+        let now = std::time::Instant::now();
+        self.rings.forget_unused(now);
+        self.mounts.forget_unused(now);
     }
 
     /// Reads one call and answers it.
@@ -244,19 +195,21 @@ impl Supervisor {
         }
         let listener = &self.listener;
         let valid = || listener.still_waiting(call);
+        let dropped = crate::durability::dropped_open_flags(self.keep_direct) as u32;
         match call.nr {
             libc::SYS_fsync
             | libc::SYS_fdatasync
             | libc::SYS_syncfs
-            | libc::SYS_sync_file_range => sync::answer(call),
-            libc::SYS_msync => sync::msync(call),
-            libc::SYS_pwritev2 => sync::pwritev2(call, &valid),
-            libc::SYS_openat | libc::SYS_openat2 => open::answer(call, self.keep_direct, &valid),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_open => open::answer(call, self.keep_direct, &valid),
+            | libc::SYS_sync_file_range => sync::answer(call, &mut self.mounts),
+            libc::SYS_msync => sync::msync(call, &mut self.mounts),
+            libc::SYS_openat2 => openat2::answer(call, dropped, &valid),
             libc::SYS_io_uring_setup => self.rings.setup(call, &valid),
             libc::SYS_mmap => self.rings.mapped(call, &valid),
-            libc::SYS_io_uring_enter => self.rings.enter(call, self.keep_direct, &valid),
+            libc::SYS_io_uring_register => self.rings.register(call, &mut self.mounts, &valid),
+            libc::SYS_io_uring_enter => {
+                self.rings
+                    .enter(call, self.keep_direct, &mut self.mounts, &valid)
+            }
             _ => Answer::Continue,
         }
     }

@@ -7,10 +7,13 @@
 //! kernel's head and the caller's tail and rewrites them in place, then
 //! lets the call go on:
 //!
-//! - `IORING_OP_FSYNC` and `IORING_OP_SYNC_FILE_RANGE` become
-//!   `IORING_OP_NOP`, which completes at once with result 0, keeping the
-//!   entry's `user_data`, flags (links, drain, skip-success) and personality:
-//!   a chain stays a chain;
+//! - `IORING_OP_FSYNC` and `IORING_OP_SYNC_FILE_RANGE` on a descriptor
+//!   that certainly reaches a disk (`fdinfo.rs`), and that the kernel
+//!   would accept as they are, become `IORING_OP_NOP`, which completes at
+//!   once with result 0, keeping the entry's `user_data`, flags (links,
+//!   drain, skip-success) and personality: a chain stays a chain. Any
+//!   other sync entry (a bad one, a pipe, tmpfs, a registered file) is
+//!   left for the kernel to run or refuse;
 //! - `RWF_SYNC`/`RWF_DSYNC` leave the `rw_flags` of `WRITE`, `WRITEV` and
 //!   `WRITE_FIXED`, and the open flags to drop leave `OPENAT` (in the entry)
 //!   and `OPENAT2` (in the caller's `open_how`).
@@ -33,66 +36,23 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
+use super::call::{Answer, Call};
+use super::layout::{
+    LAYOUT_FLAGS, Layout, P_FLAGS, Params, SETUP_DEFER_TASKRUN, SETUP_NO_MMAP, SETUP_SQ_AFF,
+    SETUP_SQPOLL, SQ_ARRAY, SQ_FLAGS, SQ_HEAD, SQ_MASK, SQ_TAIL, learn,
+};
 use super::mapping::Map;
-use super::notify::{Answer, Call};
-use super::rules::{IORING_OFF_SQES, open_flags};
-use super::sqe::rewrite;
+use super::mountinfo::Mounts;
+use super::registered::{self, Registered};
+use super::rules::IORING_OFF_SQES;
+use super::sqe;
+use crate::durability::dropped_open_flags;
 
-const SETUP_SQPOLL: u32 = 1 << 1;
-const SETUP_SQ_AFF: u32 = 1 << 2;
-const SETUP_CQSIZE: u32 = 1 << 3;
-const SETUP_SQE128: u32 = 1 << 10;
-const SETUP_CQE32: u32 = 1 << 11;
-const SETUP_DEFER_TASKRUN: u32 = 1 << 13;
-const SETUP_NO_MMAP: u32 = 1 << 14;
-const SETUP_NO_SQARRAY: u32 = 1 << 16;
-/// The setup flags that change where things are in the rings.
-const LAYOUT_FLAGS: u32 = SETUP_SQE128 | SETUP_CQE32 | SETUP_NO_SQARRAY;
 const SQ_NEED_WAKEUP: u32 = 1;
 const ENTER_REGISTERED_RING: u64 = 1 << 4;
-
-/// `struct io_uring_params`: ten u32 of settings, then the two offset sets.
-#[derive(Clone, Copy, Default)]
-#[repr(C)]
-struct Params {
-    head: [u32; 10],
-    sq_off: [u32; 10],
-    cq_off: [u32; 10],
-}
-/// Indexes into `Params::head` and `Params::sq_off`.
-const P_CQ_ENTRIES: usize = 1;
-const P_FLAGS: usize = 2;
-const SQ_HEAD: usize = 0;
-const SQ_TAIL: usize = 1;
-const SQ_MASK: usize = 2;
-const SQ_ENTRIES: usize = 3;
-const SQ_FLAGS: usize = 4;
-const SQ_ARRAY: usize = 6;
-const CQ_ENTRIES: usize = 3;
-
-/// Where one ring keeps what the supervisor reads.
-#[derive(Clone, Copy, Debug)]
-struct Layout {
-    sq: [u32; 10],
-    entries: u32,
-    sqe_size: usize,
-    no_array: bool,
-}
-
-impl Layout {
-    fn ring_len(&self) -> usize {
-        let end = if self.no_array {
-            self.sq[SQ_FLAGS] as usize + 4
-        } else {
-            self.sq[SQ_ARRAY] as usize + 4 * self.entries as usize
-        };
-        end.max(4096)
-    }
-}
 
 /// A setup seen, waiting for the mmap that shows its ring.
 #[derive(Clone, Copy)]
@@ -121,6 +81,7 @@ pub struct Rings {
     known: HashMap<Key, Layout>,
     layouts: HashMap<(u32, u32, u32), Layout>,
     mapped: HashMap<Key, Mapped>,
+    registered: Registered,
 }
 
 fn tgid(call: &Call) -> u32 {
@@ -181,13 +142,14 @@ impl Rings {
             .position(|p| p.tgid == tgid)
             .map(|i| self.pending.remove(i));
         let (flags, no_sqpoll) = pending.map_or((0, false), |p| (p.flags, p.no_sqpoll));
-        if let Ok(layout) = self.layout(&ring, flags) {
+        if let Ok(layout) = learn(&ring, flags, &mut self.layouts) {
             if no_sqpoll && let Ok(map) = Map::new(&ring, layout.ring_len(), 0) {
                 map.or_u32(layout.sq[SQ_FLAGS] as usize, SQ_NEED_WAKEUP);
             }
             if pending.is_some() || !self.known.contains_key(&key) {
                 self.known.insert(key, layout);
                 self.mapped.remove(&key);
+                self.registered.forget(key);
             }
         }
         Answer::Continue
@@ -199,6 +161,7 @@ impl Rings {
         &mut self,
         call: &Call,
         keep_direct: bool,
+        mounts: &mut Mounts,
         still_waiting: &dyn Fn() -> bool,
     ) -> Answer {
         if call.args[3] & ENTER_REGISTERED_RING != 0 {
@@ -226,17 +189,57 @@ impl Rings {
         let tail = sq.u32(layout.sq[SQ_TAIL] as usize);
         let mask = sq.u32(layout.sq[SQ_MASK] as usize);
         let waiting = tail.wrapping_sub(head).min(layout.entries);
-        let dropped = open_flags(keep_direct);
-        for i in 0..waiting {
-            let slot = head.wrapping_add(i) & mask;
-            let index = if layout.no_array {
-                slot
-            } else {
-                sq.u32(layout.sq[SQ_ARRAY] as usize + 4 * slot as usize)
+        let entries: Vec<(usize, [u8; 64])> = (0..waiting)
+            .filter_map(|i| {
+                let slot = head.wrapping_add(i) & mask;
+                let index = if layout.no_array {
+                    slot
+                } else {
+                    sq.u32(layout.sq[SQ_ARRAY] as usize + 4 * slot as usize)
+                };
+                let at = index as usize * layout.sqe_size;
+                (index < layout.entries).then(|| (at, sqe::read(sqes, at)))
+            })
+            .collect();
+        // Slots an entry of this submission may change are not known.
+        for (_, entry) in &entries {
+            self.registered.changed(key, registered::change(entry));
+        }
+        let mut slots: Option<Option<Vec<bool>>> = None;
+        let registered = &self.registered;
+        let mut fixed = |slot: u32| {
+            let known = slots.get_or_insert_with(|| {
+                let user_files = || registered::user_files(&ring_fdinfo(call)?);
+                registered.slots(key, user_files).map(<[bool]>::to_vec)
+            });
+            known
+                .as_ref()
+                .and_then(|known| known.get(slot as usize).copied())
+                .unwrap_or(false)
+        };
+        let dropped = dropped_open_flags(keep_direct) as u32;
+        for (at, entry) in entries {
+            let files = sqe::Files {
+                call,
+                mounts,
+                fixed: &mut fixed,
             };
-            if index < layout.entries {
-                rewrite(sqes, index as usize * layout.sqe_size, dropped, call);
-            }
+            sqe::rewrite(sqes, at, entry, dropped, files);
+        }
+        Answer::Continue
+    }
+
+    /// io_uring_register(2) of files: noted (`registered.rs`), then run.
+    pub fn register(
+        &mut self,
+        call: &Call,
+        mounts: &mut Mounts,
+        still_waiting: &dyn Fn() -> bool,
+    ) -> Answer {
+        if let Some((_, key)) = ring_of(call, call.args[0] as i32, true)
+            && still_waiting()
+        {
+            self.registered.register(call, key, mounts);
         }
         Answer::Continue
     }
@@ -251,28 +254,6 @@ impl Rings {
     pub fn holds_any(&self) -> bool {
         !self.mapped.is_empty()
     }
-
-    /// The layout of `ring`, made with setup `flags`: the fixed offsets and
-    /// sizes read from the ring, the index array's place from a throwaway
-    /// ring of the same sizes and flags.
-    fn layout(&mut self, ring: &OwnedFd, flags: u32) -> io::Result<Layout> {
-        let probe = throwaway(1, 0, 0)?;
-        let first = Map::new(ring, 4096, 0)?;
-        let entries = first.u32(probe.sq_off[SQ_ENTRIES] as usize);
-        let cq_entries = first.u32(probe.cq_off[CQ_ENTRIES] as usize);
-        if let Some(layout) = self.layouts.get(&(entries, cq_entries, flags)) {
-            return Ok(*layout);
-        }
-        let params = throwaway(entries, cq_entries, flags)?;
-        let layout = Layout {
-            sq: params.sq_off,
-            entries,
-            sqe_size: if flags & SETUP_SQE128 != 0 { 128 } else { 64 },
-            no_array: flags & SETUP_NO_SQARRAY != 0,
-        };
-        self.layouts.insert((entries, cq_entries, flags), layout);
-        Ok(layout)
-    }
 }
 
 /// The queue and entries of `ring`, mapped.
@@ -285,25 +266,10 @@ fn map(ring: &OwnedFd, layout: &Layout, now: Instant) -> Option<Mapped> {
     })
 }
 
-/// Makes and closes a ring, for the offsets the kernel gives it.
-fn throwaway(entries: u32, cq_entries: u32, flags: u32) -> io::Result<Params> {
-    let mut params = Params::default();
-    params.head[P_FLAGS] = flags | if cq_entries > 0 { SETUP_CQSIZE } else { 0 };
-    params.head[P_CQ_ENTRIES] = cq_entries;
-    // SAFETY: io_uring_setup fills the params it is given.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_io_uring_setup,
-            entries,
-            &mut params as *mut Params,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: our new descriptor, closed once.
-    unsafe { libc::close(fd as i32) };
-    Ok(params)
+/// The text of `/proc/TID/fdinfo/N` of the ring `io_uring_enter` names.
+fn ring_fdinfo(call: &Call) -> Option<String> {
+    let fd = call.args[0] as i32;
+    std::fs::read_to_string(call.caller.proc_path(&format!("fdinfo/{fd}"))).ok()
 }
 
 /// The caller's descriptor `fd` if it is a ring (looked at by name when

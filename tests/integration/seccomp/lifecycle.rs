@@ -46,7 +46,7 @@ fn a_program_killed_in_a_call_leaves_the_supervisor_serving() {
             calls: Vec::new(),
         });
         assert_eq!(found["killed"], "137", "{mode}");
-        assert_eq!(found["open_sync"], flag, "{mode}");
+        assert_eq!(found["openat2_sync"], flag, "{mode}");
     }
 }
 
@@ -85,7 +85,7 @@ fn a_program_that_closes_every_descriptor_is_still_served() {
             .args(["flags".as_ref(), file.as_os_str(), "1".as_ref()])
             .run()
             .success();
-        assert_eq!(results(&outcome)["open_sync"], flag, "{mode}");
+        assert_eq!(results(&outcome)["openat2_sync"], flag, "{mode}");
     }
     // The listener never reaches the program.
     let fds = sh("--seccomp", "ls -l /proc/self/fd/", &[]);
@@ -109,7 +109,7 @@ fn a_daemon_is_served_after_the_command_ends_and_not_outlived() {
         thread::sleep(Duration::from_millis(50));
     }
     let found = fs::read_to_string(&out).expect("the daemon wrote its results");
-    assert!(found.contains("open_sync=dropped"), "{found}");
+    assert!(found.contains("openat2_sync=dropped"), "{found}");
     // Once the daemon has ended, so has the supervisor's copy.
     let running = || {
         let pgrep = Command::new("pgrep")

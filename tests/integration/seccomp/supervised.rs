@@ -1,8 +1,10 @@
-//! The supervisor at the library's parity for static and Go programs:
-//! `O_SYNC`, `O_DSYNC` and `O_DIRECT` dropped at `open`, `openat` and
-//! `openat2` (as `fcntl(F_GETFL)` shows them in the program), `RWF_DSYNC`
-//! dropped from `pwritev2`, no flush on the loop device, the data intact,
-//! and bad input answered as the kernel answers it.
+//! What the supervisor does and does not do for static and Go programs.
+//! It never opens or writes for a program: `open`/`openat` with `O_SYNC`,
+//! `O_DSYNC` or `O_DIRECT` and `pwritev2` with `RWF_DSYNC` carry their
+//! flags in a register and run as asked, so their flushes reach the disk
+//! as in the control run; `openat2`, whose flags are in the program's
+//! memory, loses them there (as `fcntl(F_GETFL)` shows in the program);
+//! fsync is answered; bad input is answered as the kernel answers it.
 
 use std::fs;
 
@@ -12,7 +14,7 @@ use crate::loopfs::LoopFs;
 const BLOCKS: u64 = 100;
 
 #[test]
-fn sync_flags_are_dropped_and_no_flush_reaches_the_disk() {
+fn register_flags_reach_the_disk_and_openat2_loses_its_own() {
     let disk = LoopFs::new("seccomp-flags", 64);
     let file = disk.join("data");
     for (program, fill) in [(static_probe(), b'e'), (go_probe("static"), b'g')] {
@@ -35,25 +37,24 @@ fn sync_flags_are_dropped_and_no_flush_reaches_the_disk() {
         };
         let (control, flushed) = run("--no-seccomp");
         let (eaten, eaten_flushes) = run("--seccomp");
+        let name = program.display();
+        assert!(flushed >= BLOCKS, "{name}: {flushed} flushes without");
+        // The kernel was asked for a flush per write, and made them.
         assert!(
-            flushed >= BLOCKS,
-            "{}: {flushed} flushes without",
-            program.display()
-        );
-        assert!(
-            eaten_flushes * 20 <= flushed,
-            "{}: {eaten_flushes} flushes",
-            program.display()
+            eaten_flushes * 10 >= flushed * 9,
+            "{name}: {eaten_flushes} flushes under the supervisor, {flushed} without"
         );
         for (name, answer) in &control {
-            if answer == "kept" {
+            if name == "openat2_sync" {
+                assert_eq!(answer, "kept");
                 assert_eq!(eaten[name], "dropped", "{name} in {}", program.display());
             } else {
-                // Close-on-exec, what was written, and every error the same.
+                // Register flags kept, close-on-exec, what was written,
+                // and every error the same.
                 assert_eq!(&eaten[name], answer, "{name} in {}", program.display());
             }
         }
-        assert!(control.values().filter(|v| *v == "kept").count() >= 2);
+        assert_eq!(eaten["open_sync"], "kept", "{}", program.display());
     }
 }
 
@@ -89,7 +90,7 @@ fn bad_input_gets_what_the_kernel_gives() {
 }
 
 #[test]
-fn opens_are_made_as_the_caller_with_its_umask() {
+fn opens_are_the_kernels_made_as_the_caller() {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let scratch = crate::common::TempDir::new("seccomp-identity");
     let (open, closed) = (scratch.join("open"), scratch.join("closed"));
@@ -114,9 +115,11 @@ fn opens_are_made_as_the_caller_with_its_umask() {
             .run();
         results(&outcome)
     };
-    for (mode, flag) in [("--no-seccomp", "kept"), ("--seccomp", "dropped")] {
+    for (mode, openat2) in [("--no-seccomp", "kept"), ("--seccomp", "dropped")] {
         let file = open.join(mode);
-        assert_eq!(as_nobody(mode, &file)["open_sync"], flag, "{mode}");
+        let found = as_nobody(mode, &file);
+        assert_eq!(found["open_sync"], "kept", "{mode}");
+        assert_eq!(found["openat2_sync"], openat2, "{mode}");
         let made = fs::metadata(&file).unwrap();
         assert_eq!((made.uid(), made.gid()), (65534, 65534), "{mode}: owner");
         assert_eq!(made.mode() & 0o777, 0o600, "{mode}: the umask");
@@ -131,8 +134,7 @@ fn threads_opening_and_syncing_at_once_are_all_served() {
     let disk = LoopFs::new("seccomp-threads", 64);
     let file = disk.join("shared");
     let program = static_probe();
-    let run = |mode: &str| {
-        let before = disk.flushes();
+    for mode in ["--no-seccomp", "--seccomp"] {
         let args = [
             mode.as_ref(),
             program.as_os_str(),
@@ -141,13 +143,7 @@ fn threads_opening_and_syncing_at_once_are_all_served() {
         ];
         let found = results(&eatmydata(&args));
         assert_eq!(found["threads_failed"], "0", "{mode}");
-        (found["threads_kept"].clone(), disk.flushes() - before)
-    };
-    let (kept, flushed) = run("--no-seccomp");
-    assert_eq!(kept, "400");
-    // Syncs made at once share journal commits: fewer than one each.
-    assert!(flushed >= 100, "{flushed} flushes without eatmydata");
-    let (kept, eaten) = run("--seccomp");
-    assert_eq!(kept, "0", "every open of every thread lost O_SYNC");
-    assert!(eaten * 20 <= flushed, "{eaten} flushes under eatmydata");
+        // Every open is the kernel's, with the flag asked for.
+        assert_eq!(found["threads_kept"], "400", "{mode}");
+    }
 }

@@ -2,6 +2,7 @@
 //! `(arch, nr)`, and the numbers checked against the kernel's own headers.
 
 use super::*;
+use crate::seccomp::bpf::{ARCH_OFFSET, JEQ_K, JSET_K, LD_W_ABS, NR_OFFSET, RET_K};
 
 const ERRNO_0: u32 = 0x0005_0000;
 const ALLOW: u32 = 0x7fff_0000;
@@ -19,7 +20,6 @@ pub(in crate::seccomp) fn run_with(
     nr: u32,
     args: [u64; 6],
 ) -> u32 {
-    const JSET_K: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
     let (mut pc, mut acc) = (0usize, 0u32);
     loop {
         let insn = &program[pc];
@@ -46,7 +46,6 @@ pub(in crate::seccomp) fn run_with(
             JSET_K => {
                 pc += usize::from(if acc & insn.k != 0 { insn.jt } else { insn.jf });
             }
-            JA => pc += insn.k as usize,
             RET_K => return insn.k,
             code => panic!("unexpected opcode {code:#x}"),
         }
@@ -179,7 +178,6 @@ fn every_jump_lands_inside_and_the_program_ends_in_returns() {
     for (at, insn) in program.iter().enumerate() {
         let targets: Vec<usize> = match insn.code {
             JEQ_K => vec![at + 1 + usize::from(insn.jt), at + 1 + usize::from(insn.jf)],
-            JA => vec![at + 1 + insn.k as usize],
             _ => vec![],
         };
         assert!(targets.iter().all(|&t| t < program.len()), "jump at {at}");

@@ -3,9 +3,10 @@
 //
 //	seccompprobe calls          one line per call: NAME=0 or NAME=ERRNONAME
 //	seccompprobe loop FILE N    N times: write a block to FILE, fsync it
-//	seccompprobe flags FILE N   opens FILE with O_SYNC and with O_DSYNC, says
-//	                            whether each is kept, writes N blocks through
-//	                            each and reads them back
+//	seccompprobe flags FILE N   opens FILE with O_SYNC and with O_DSYNC (and
+//	                            O_SYNC by openat2), says whether each is kept,
+//	                            writes N blocks through the first two and
+//	                            reads them back
 package main
 
 import (
@@ -15,6 +16,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"unsafe"
 )
 
 // show prints NAME=0, or NAME= and the errno's name.
@@ -109,6 +111,22 @@ func flags(path string, count int) error {
 		return err
 	}
 	kept("open_dsync", dsynced, syscall.O_DSYNC)
+	// openat2 (437 in every table), whose flags are in memory: struct
+	// open_how {flags, mode, resolve}.
+	how := [3]uint64{uint64(syscall.O_WRONLY | syscall.O_SYNC), 0, 0}
+	path0, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	fd, _, e := syscall.Syscall6(437, uintptr(0xffffff9c), uintptr(unsafe.Pointer(path0)),
+		uintptr(unsafe.Pointer(&how)), 24, 0, 0)
+	if e != 0 {
+		fmt.Printf("openat2_sync=%s\n", errnoName(e))
+	} else {
+		opened := os.NewFile(fd, path)
+		kept("openat2_sync", opened, syscall.O_SYNC)
+		opened.Close()
+	}
 	block := bytes.Repeat([]byte("g"), 4096)
 	for i := 0; i < count; i++ {
 		if _, err := synced.WriteAt(block, int64(i)*4096); err != nil {

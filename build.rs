@@ -3,7 +3,11 @@
 //! libraries the shim needs.
 
 fn main() {
-    let sources = ["src/preload/c/shim.c", "src/preload/c/aio.c"];
+    let sources = [
+        "src/preload/c/shim.c",
+        "src/preload/c/aio.c",
+        "src/preload/c/uring.c",
+    ];
     println!("cargo:rerun-if-changed=src/preload/c");
 
     cc::Build::new()

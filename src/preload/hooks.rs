@@ -51,4 +51,7 @@ trampolines! {
     fcntl fcntl64
     syscall
     aio_fsync aio_fsync64 io_getevents
+    mmap mmap64 munmap
+    io_uring_submit io_uring_submit_and_wait io_uring_submit_and_wait_timeout
+    io_uring_submit_and_get_events io_uring_wait_cqes io_uring_wait_cqe_timeout
 }

@@ -15,7 +15,7 @@
 
 // The modules form layers; each uses only those on the floors below it.
 // Floor 1: what the process was told, and errno.
-#[allow(dead_code)] // until the sync decision and io_uring entries are used here
+#[allow(dead_code)] // what only the supervisor asks: Kind, reaches_disk, disk_fs_type
 #[path = "../durability.rs"]
 mod durability;
 mod errno;
@@ -39,9 +39,11 @@ mod mman;
 mod open;
 mod sync;
 mod uio;
-// Floor 5: asynchronous flushes, answered with sync's checks.
+// Floor 5: asynchronous flushes, answered with sync's checks, and io_uring
+// entries rewritten before the kernel reads them.
 mod aio;
 mod linux_aio;
+mod uring;
 // Floor 6: syscall(2), a dispatcher onto the decisions above.
 mod syscall;
 // Beside: the exported names. Not in unit tests, where the test program

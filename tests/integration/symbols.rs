@@ -23,6 +23,7 @@ fn shim_hooks() -> BTreeSet<String> {
     let sources = [
         include_str!("../../src/preload/c/shim.c"),
         include_str!("../../src/preload/c/aio.c"),
+        include_str!("../../src/preload/c/uring.c"),
     ];
     sources
         .concat()

@@ -34,6 +34,10 @@ void eatmydata_warm_up(void);
 void eatmydata_sync(void);
 void eatmydata_report_at_exit(void);
 void eatmydata_forget_counts(void);
+void eatmydata_uring_submitting(const void *ring);
+int eatmydata_uring_watching(void);
+void eatmydata_uring_mapped(void *at, size_t length, int fd, long offset);
+void eatmydata_uring_unmapping(void *at, size_t length);
 
 /* A hook's name, and the check that it has libc's prototype. */
 #define HOOK(name) eatmydata_hook_##name

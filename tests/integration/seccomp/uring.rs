@@ -3,6 +3,7 @@
 //! calls, dynamic and static), each against a control run without the
 //! supervisor, with the loop device's flush count as the oracle.
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
 
 use super::{eatmydata, results};
@@ -62,6 +63,19 @@ fn fio_io_uring_with_its_sqpoll_thread_flushes_nothing_and_ends() {
     fio_job("fsync", true);
 }
 
+/// The command's arguments before the probe's for `mode`. The control
+/// (`--no-seccomp`) also turns the library off: it rewrites liburing's
+/// rings itself now (`tests/integration/uring.rs`), and the control must
+/// be the program as it runs without eatmydata.
+fn mode_args(mode: &str) -> Vec<&OsStr> {
+    match mode {
+        "--no-seccomp" => ["--no-seccomp", "env", "EATMYDATA_DISABLE=1"]
+            .map(OsStr::new)
+            .to_vec(),
+        _ => vec![OsStr::new(mode)],
+    }
+}
+
 fn liburing_probes() -> [PathBuf; 2] {
     [
         probe("uring_probe", &["-luring"]),
@@ -75,12 +89,8 @@ fn completions_keep_their_user_data_results_and_links() {
     let file = disk.join("chain");
     for program in liburing_probes() {
         let run = |mode: &str| {
-            let args = [
-                mode.as_ref(),
-                program.as_os_str(),
-                "chain".as_ref(),
-                file.as_os_str(),
-            ];
+            let mut args = mode_args(mode);
+            args.extend([program.as_os_str(), "chain".as_ref(), file.as_os_str()]);
             results(&eatmydata(&args))
         };
         let mut control = run("--no-seccomp");
@@ -104,13 +114,13 @@ fn a_liburing_program_flushes_nothing_with_or_without_sqpoll() {
             let run = |mode: &str| {
                 let before = disk.flushes();
                 let count = LOOPS.to_string();
-                let args = [
-                    mode.as_ref(),
+                let mut args = mode_args(mode);
+                args.extend([
                     program.as_os_str(),
                     kind.as_ref(),
                     file.as_os_str(),
                     count.as_ref(),
-                ];
+                ]);
                 let found = results(&eatmydata(&args));
                 assert_eq!(found["synced"], count);
                 (found, disk.flushes() - before)
@@ -143,12 +153,8 @@ fn a_sync_file_range_writes_nothing_out() {
             // written again when it is closed.
             let file = disk.join(format!("range-{n}{mode}"));
             let before = disk.stats().sectors_written;
-            let args = [
-                mode.as_ref(),
-                program.as_os_str(),
-                "range".as_ref(),
-                file.as_os_str(),
-            ];
+            let mut args = mode_args(mode);
+            args.extend([program.as_os_str(), "range".as_ref(), file.as_os_str()]);
             assert_eq!(results(&eatmydata(&args))["range"], "0");
             disk.stats().sectors_written - before
         };
@@ -167,12 +173,8 @@ fn bad_ring_input_gets_the_kernels_answers() {
     let file = disk.join("bad");
     for program in liburing_probes() {
         let run = |mode: &str| {
-            let args = [
-                mode.as_ref(),
-                program.as_os_str(),
-                "bad".as_ref(),
-                file.as_os_str(),
-            ];
+            let mut args = mode_args(mode);
+            args.extend([program.as_os_str(), "bad".as_ref(), file.as_os_str()]);
             results(&eatmydata(&args))
         };
         let control = run("--no-seccomp");

@@ -1,0 +1,186 @@
+/*
+ * The hooks that let the library see io_uring submissions before the
+ * kernel reads them (src/preload/uring.rs):
+ *
+ * - liburing's exported functions that publish the submission queue's
+ *   tail. liburing.so.2 makes its kernel calls itself and its inline
+ *   helpers only fill entries, so these are where entries leave the
+ *   program: each hook has Rust rewrite the entries between the ring's
+ *   sqe_head and sqe_tail, then calls liburing's own function.
+ * - mmap, mmap64 and munmap, where a ring set up through syscall() shows
+ *   where its submission queue lies, and stops lying there. A program
+ *   that never set up a ring through syscall() pays one load per call.
+ *
+ * liburing's prototypes are declared here, so that the library builds
+ * where liburing is not installed; where its header is, it is included
+ * too, and the compiler checks that both agree.
+ */
+#include "shim.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/mman.h>
+
+#if defined(__x86_64__)
+__asm__(".symver dlopen, dlopen@GLIBC_2.2.5");
+__asm__(".symver dlsym, dlsym@GLIBC_2.2.5");
+#elif defined(__aarch64__)
+__asm__(".symver dlopen, dlopen@GLIBC_2.17");
+__asm__(".symver dlsym, dlsym@GLIBC_2.17");
+#endif
+
+struct io_uring;
+struct io_uring_cqe;
+struct __kernel_timespec;
+
+int io_uring_submit(struct io_uring *ring);
+int io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr);
+int io_uring_submit_and_wait_timeout(struct io_uring *ring,
+				     struct io_uring_cqe **cqe_ptr,
+				     unsigned wait_nr,
+				     struct __kernel_timespec *ts,
+				     sigset_t *sigmask);
+int io_uring_submit_and_get_events(struct io_uring *ring);
+int io_uring_wait_cqes(struct io_uring *ring, struct io_uring_cqe **cqe_ptr,
+		       unsigned wait_nr, struct __kernel_timespec *ts,
+		       sigset_t *sigmask);
+int io_uring_wait_cqe_timeout(struct io_uring *ring,
+			      struct io_uring_cqe **cqe_ptr,
+			      struct __kernel_timespec *ts);
+
+#if defined(__has_include)
+#if __has_include(<liburing.h>)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include <liburing.h>
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+#define EMD_URING_NAMES(X)                                                    \
+	X(io_uring_submit) X(io_uring_submit_and_wait)                        \
+	X(io_uring_submit_and_wait_timeout) X(io_uring_submit_and_get_events) \
+	X(io_uring_wait_cqes) X(io_uring_wait_cqe_timeout)
+
+/* Two caches per name: the next definition in the global scope, and, when
+ * liburing was loaded out of it (dlopen with RTLD_LOCAL by a plugin whose
+ * calls still reach these hooks), its own definition. */
+#define EMD_URING_CACHE(name) static void *next_##name, *local_##name;
+EMD_URING_NAMES(EMD_URING_CACHE)
+
+static void *uring_next(void **cache, void **local, const char *name)
+{
+	void *found = eatmydata_next(cache, name);
+	if (found)
+		return found;
+	found = __atomic_load_n(local, __ATOMIC_ACQUIRE);
+	if (found)
+		return found;
+	void *lib = dlopen("liburing.so.2", RTLD_NOLOAD | RTLD_LAZY);
+	if (!lib)
+		return NULL;
+	found = dlsym(lib, name);
+	__atomic_store_n(local, found, __ATOMIC_RELEASE);
+	return found;
+}
+
+/* Rewrite what `ring` is about to publish, then call liburing's `name`;
+ * liburing's own answer to a missing function would be -ENOSYS. */
+#define PASS_URING(name, ring, ...)                                           \
+	do {                                                                  \
+		eatmydata_uring_submitting(ring);                             \
+		__typeof__(&name) next_fn = (__typeof__(&name))uring_next(    \
+			&next_##name, &local_##name, #name);                  \
+		return next_fn ? next_fn(__VA_ARGS__) : -ENOSYS;              \
+	} while (0)
+
+int HOOK(io_uring_submit)(struct io_uring *ring)
+{
+	PASS_URING(io_uring_submit, ring, ring);
+}
+MATCHES(io_uring_submit);
+
+int HOOK(io_uring_submit_and_wait)(struct io_uring *ring, unsigned wait_nr)
+{
+	PASS_URING(io_uring_submit_and_wait, ring, ring, wait_nr);
+}
+MATCHES(io_uring_submit_and_wait);
+
+int HOOK(io_uring_submit_and_wait_timeout)(struct io_uring *ring,
+					   struct io_uring_cqe **cqe_ptr,
+					   unsigned wait_nr,
+					   struct __kernel_timespec *ts,
+					   sigset_t *sigmask)
+{
+	PASS_URING(io_uring_submit_and_wait_timeout, ring, ring, cqe_ptr,
+		   wait_nr, ts, sigmask);
+}
+MATCHES(io_uring_submit_and_wait_timeout);
+
+int HOOK(io_uring_submit_and_get_events)(struct io_uring *ring)
+{
+	PASS_URING(io_uring_submit_and_get_events, ring, ring);
+}
+MATCHES(io_uring_submit_and_get_events);
+
+/* Without IORING_FEAT_EXT_ARG (before 5.11), a wait with a timeout queues
+ * a timeout entry and submits what is pending with it. */
+int HOOK(io_uring_wait_cqes)(struct io_uring *ring, struct io_uring_cqe **cqe_ptr,
+			     unsigned wait_nr, struct __kernel_timespec *ts,
+			     sigset_t *sigmask)
+{
+	PASS_URING(io_uring_wait_cqes, ring, ring, cqe_ptr, wait_nr, ts, sigmask);
+}
+MATCHES(io_uring_wait_cqes);
+
+int HOOK(io_uring_wait_cqe_timeout)(struct io_uring *ring,
+				    struct io_uring_cqe **cqe_ptr,
+				    struct __kernel_timespec *ts)
+{
+	PASS_URING(io_uring_wait_cqe_timeout, ring, ring, cqe_ptr, ts);
+}
+MATCHES(io_uring_wait_cqe_timeout);
+
+static void *next_mmap, *next_mmap64, *next_munmap;
+
+/* mmap(2): a ring's mapping told to Rust once made; one mapped over with
+ * MAP_FIXED forgotten before. */
+#define PASS_MMAP(name)                                                       \
+	do {                                                                  \
+		__typeof__(&name) next_fn = NEXT(name);                      \
+		if (!next_fn) {                                               \
+			eatmydata_missing();                                  \
+			return MAP_FAILED;                                    \
+		}                                                             \
+		if (!eatmydata_uring_watching())                              \
+			return next_fn(addr, length, prot, flags, fd, offset); \
+		if (flags & MAP_FIXED)                                        \
+			eatmydata_uring_unmapping(addr, length);              \
+		void *at = next_fn(addr, length, prot, flags, fd, offset);    \
+		if (at != MAP_FAILED && fd >= 0)                              \
+			eatmydata_uring_mapped(at, length, fd, offset);       \
+		return at;                                                    \
+	} while (0)
+
+void *HOOK(mmap)(void *addr, size_t length, int prot, int flags, int fd, off_t offset)
+{
+	PASS_MMAP(mmap);
+}
+MATCHES(mmap);
+
+void *HOOK(mmap64)(void *addr, size_t length, int prot, int flags, int fd,
+		   off64_t offset)
+{
+	PASS_MMAP(mmap64);
+}
+MATCHES(mmap64);
+
+/* munmap(2): a ring mapped there is forgotten before its memory goes. */
+int HOOK(munmap)(void *addr, size_t length)
+{
+	if (eatmydata_uring_watching())
+		eatmydata_uring_unmapping(addr, length);
+	PASS(munmap, addr, length);
+}
+MATCHES(munmap);

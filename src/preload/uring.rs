@@ -1,0 +1,229 @@
+//! io_uring: the submission entries a program is about to hand the kernel
+//! are rewritten in its own memory first, by the rule both products share
+//! (`durability::sqe`): `FSYNC` and `SYNC_FILE_RANGE` on a file that
+//! reaches a disk become `NOP` (keeping `user_data`, links and drain),
+//! `RWF_SYNC`/`RWF_DSYNC` leave write entries, and the dropped open flags
+//! leave `OPENAT` (in the entry) and `OPENAT2` (in the program's `open_how`).
+//!
+//! Two doors lead a dynamically linked program's entries to the kernel, and
+//! both pass through here before the kernel can read them:
+//!
+//! - liburing (`liburing.so.2`): the tail the kernel reads up to is
+//!   published only inside its exported submit functions (its inline
+//!   helpers fill entries and never touch the kernel's tail). The hooks of
+//!   those functions rewrite the entries between the ring's `sqe_head` and
+//!   `sqe_tail` in `struct io_uring`, then call liburing. So even an SQPOLL
+//!   ring, whose kernel thread reads entries as soon as they are published,
+//!   only ever sees rewritten ones, and keeps the flags it asked for.
+//! - libc's `syscall()` (fio's engine): rings are learnt at setup and mmap
+//!   ([`rings`]) and entries rewritten at `io_uring_enter` ([`raw`]).
+//!
+//! Only what the kernel would accept is rewritten (the rule's own checks),
+//! and a sync entry only when its file certainly reaches a disk: a plain
+//! descriptor is asked as `fsync(2)`'s is (one ioctl); a fixed-file slot is
+//! known only on a ring learnt through `syscall()`, where registrations are
+//! seen. Everything else is the kernel's to answer, as without eatmydata.
+
+use core::ptr;
+
+use crate::durability::sqe::{self, Rewrite, Target};
+use crate::durability::{self, OPEN_SYNC};
+use crate::report::{Skip, count, counted};
+use crate::{caller, flush, policy, sync};
+
+pub mod raw;
+pub mod rings;
+
+/// What a batch of entries is rewritten with.
+#[derive(Clone, Copy)]
+pub struct Batch {
+    /// The open flags to drop.
+    dropped: u32,
+    /// Which fixed-file slots (0 to 63) hold a file that reaches a disk.
+    fixed: u64,
+    /// Whether to count and note what is eaten (`--report`,
+    /// `--sync-at-exit`).
+    telling: bool,
+}
+
+impl Batch {
+    /// A batch under this process's switches, or `None` when not eating.
+    pub fn new(fixed: u64) -> Option<Batch> {
+        let switches = policy::switches();
+        switches.eating().then(|| Batch {
+            dropped: durability::dropped_open_flags(!switches.drop_direct()) as u32,
+            fixed,
+            telling: switches.reporting() || switches.flushing(),
+        })
+    }
+}
+
+/// Rewrites the entry at `at` as the rule says, and tells what was eaten.
+///
+/// # Safety
+/// `at` points to the first 64 bytes of a submission entry in this
+/// process's memory, readable and writable, which the kernel has not been
+/// given yet.
+pub unsafe fn eat(at: *mut u8, batch: &Batch) {
+    let mut entry = [0u8; sqe::SIZE];
+    // SAFETY: 64 readable bytes, as the caller promised.
+    unsafe { ptr::copy_nonoverlapping(at, entry.as_mut_ptr(), sqe::SIZE) };
+    let rewrite = sqe::rewrite(&entry, batch.dropped, |target| match target {
+        Target::Fd(fd) => sync::fsync_would_succeed(fd),
+        Target::Fixed(slot) => slot < 64 && batch.fixed & (1 << slot) != 0,
+    });
+    let before = entry;
+    match rewrite {
+        Rewrite::Keep => return,
+        Rewrite::OpenHow(how) => {
+            if !open_how(how, &entry, batch.dropped) {
+                return;
+            }
+        }
+        Rewrite::Nop | Rewrite::OpFlags(_) => {
+            sqe::apply(&mut entry, rewrite);
+            // SAFETY: 64 writable bytes, as the caller promised.
+            unsafe { ptr::copy_nonoverlapping(entry.as_ptr(), at, sqe::SIZE) };
+        }
+    }
+    if batch.telling {
+        told(&before, rewrite);
+    }
+}
+
+/// An `OPENAT2` entry's `struct open_how` (at `how`, in the program's
+/// memory) without the dropped flags. It is written as the kernel would
+/// read it (`process_vm_writev`): a how the program cannot write, or
+/// cannot read, is left as it is, and the kernel answers it. The program
+/// can see the change: its `open_how.flags` lose the sync bits.
+fn open_how(how: u64, entry: &[u8; sqe::SIZE], dropped: u32) -> bool {
+    // The kernel refuses a how smaller than its first version (24 bytes).
+    let size = u32::from_ne_bytes(read4(entry, sqe::LEN));
+    if size < 24 {
+        return false;
+    }
+    let mut flags = [0u8; 8];
+    if !caller::copy_from_caller(&mut flags, how as usize) {
+        return false;
+    }
+    let Some(given) = sqe::open_how_flags(u64::from_ne_bytes(flags), dropped) else {
+        return false;
+    };
+    caller::copy_to_caller(how as usize, &given.to_ne_bytes())
+}
+
+fn read4(entry: &[u8; sqe::SIZE], at: usize) -> [u8; 4] {
+    let mut bytes = [0; 4];
+    if let Some(field) = entry.get(at..at + 4) {
+        bytes.copy_from_slice(field);
+    }
+    bytes
+}
+
+/// Counts what was eaten for `--report` and notes its file system for
+/// `--sync-at-exit`: a descriptor's, or all of them for a fixed slot or an
+/// open (whose descriptor is not known yet).
+#[cold]
+#[inline(never)]
+fn told(entry: &[u8; sqe::SIZE], rewrite: Rewrite) {
+    let opcode = entry[sqe::OPCODE];
+    let fd = i32::from_ne_bytes(read4(entry, sqe::FD));
+    let fixed = entry[sqe::FLAGS] & sqe::FIXED_FILE != 0;
+    match (opcode, rewrite) {
+        (sqe::OP_OPENAT, Rewrite::OpFlags(after)) => {
+            opened(u32::from_ne_bytes(read4(entry, sqe::OP_FLAGS)), after);
+        }
+        (sqe::OP_OPENAT2, _) => {
+            count(Skip::SyncOpen);
+            flush::note_all();
+        }
+        (_, Rewrite::Nop | Rewrite::OpFlags(_)) => {
+            count(match (opcode, rewrite) {
+                (sqe::OP_FSYNC, _) => Skip::Fsync,
+                (sqe::OP_SYNC_FILE_RANGE, _) => Skip::SyncFileRange,
+                _ => Skip::SyncWrite,
+            });
+            if fixed {
+                flush::note_all();
+            } else {
+                flush::note_fd(fd);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// An `OPENAT` entry's flags changed from `before` to `after`, counted as
+/// `open.rs` counts an open.
+fn opened(before: u32, after: u32) {
+    let without_sync = before & !(OPEN_SYNC as u32);
+    counted(Skip::SyncOpen, before as i32, without_sync as i32);
+    counted(Skip::Direct, without_sync as i32, after as i32);
+    flush::note_all();
+}
+
+/// Where liburing's `struct io_uring` keeps what is read here. The layout
+/// is part of the `liburing.so.2` ABI, the same from 2.0 on (fields have
+/// only been added in its padding): the submission side's pointers
+/// (`khead`, `ktail`, `kring_mask`, `kring_entries`, `kflags`, `kdropped`,
+/// `array`, `sqes`), then `sqe_head` and `sqe_tail`; the ring's setup
+/// flags after the completion side.
+mod liburing {
+    pub const KRING_MASK: usize = 16;
+    pub const KRING_ENTRIES: usize = 24;
+    pub const SQES: usize = 56;
+    pub const SQE_HEAD: usize = 64;
+    pub const SQE_TAIL: usize = 68;
+    pub const FLAGS: usize = 192;
+}
+
+/// `IORING_SETUP_SQE128`: 128-byte entries.
+pub const SETUP_SQE128: u32 = 1 << 10;
+/// `IORING_SETUP_SQE_MIXED` (6.18): entries of either size; such a ring is
+/// not rewritten.
+pub const SETUP_SQE_MIXED: u32 = 1 << 19;
+
+/// `eatmydata_uring_submitting`: liburing is about to publish the entries
+/// between `sqe_head` and `sqe_tail` of `ring`; they are rewritten first.
+/// Fixed-file slots are not known on this door: their sync entries are
+/// kept.
+///
+/// # Safety
+/// `ring` is the `struct io_uring *` the program passed to a liburing
+/// submit function, or null.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn eatmydata_uring_submitting(ring: *const u8) {
+    if ring.is_null() {
+        return;
+    }
+    let Some(batch) = Batch::new(0) else {
+        return;
+    };
+    // SAFETY: a live struct io_uring, which liburing reads right after us;
+    // its pointers lead into the ring's mappings.
+    unsafe {
+        let field = |at: usize| ptr::read_unaligned(ring.add(at).cast::<u32>());
+        let pointer = |at: usize| ptr::read_unaligned(ring.add(at).cast::<*mut u8>());
+        let flags = field(liburing::FLAGS);
+        let (head, tail) = (field(liburing::SQE_HEAD), field(liburing::SQE_TAIL));
+        let (mask, entries) = (
+            pointer(liburing::KRING_MASK),
+            pointer(liburing::KRING_ENTRIES),
+        );
+        let sqes = pointer(liburing::SQES);
+        if flags & SETUP_SQE_MIXED != 0 || mask.is_null() || entries.is_null() || sqes.is_null() {
+            return;
+        }
+        let mask = ptr::read_volatile(mask.cast::<u32>());
+        let entries = ptr::read_volatile(entries.cast::<u32>());
+        let shift = if flags & SETUP_SQE128 != 0 { 7 } else { 6 };
+        let count = tail.wrapping_sub(head);
+        if count > entries {
+            return;
+        }
+        for n in 0..count {
+            let index = (head.wrapping_add(n) & mask) as usize;
+            eat(sqes.add(index << shift), &batch);
+        }
+    }
+}

@@ -1,23 +1,40 @@
-//! Nothing is lost on a clean shutdown: a database loaded under the library,
-//! shut down cleanly and opened again without it holds every row.
+//! Nothing is lost on a clean shutdown: a database loaded under the library
+//! and shut down cleanly holds every row when read cold, from the device,
+//! without the library; with `--sync-at-exit`, the device holds it all as
+//! soon as the command returns.
 //!
-//! The expected rows and their checksum are computed here, from the same
-//! model that wrote the SQL, not by the database; each test also shows that
-//! the library really was in the writing process (strace sees it opened, or
-//! `/proc/PID/maps` lists it) and that a control run does ask for syncs.
+//! Each engine's data lives on a file system of the test's own (`LoopFs`).
+//! The check, the same for SQLite, PostgreSQL and MariaDB:
+//!
+//! 1. The load, under `eatmydata --report`, with the server started and
+//!    stopped cleanly inside the command. The report shows syncs skipped.
+//!    The oracle can fail: right then, a marker row written last is not
+//!    yet in the backing file (nothing asked for it; writeback waits 30 s),
+//!    and a copy of that file taken then (a power cut) reads back without
+//!    the load.
+//! 2. Unmount, detach the loop device, attach it again, mount, and read
+//!    back without the library: every row, as the model says, and the
+//!    marker.
+//! 3. A second load under `eatmydata --sync-at-exit`: its marker is in the
+//!    backing file when the command returns, and a copy of that file taken
+//!    then (a power cut) holds every row of both loads.
+//!
+//! The expected rows and their checksum come from the same model that
+//! wrote the SQL, not from the database.
 
-use std::fmt::Write as _;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{Run, TempDir, command, library};
+use crate::common::{Run, TempDir, command, library, quiet_disks};
+use crate::loopfs::LoopFs;
+use crate::sync_at_exit::marker;
 
 mod mariadb; // a server started as the mysql user, on a private socket
 mod postgres; // a cluster run as the postgres user, on a private socket
 
-const ROWS: u32 = 6000;
+const ROWS: u32 = 3000;
 const BATCH: u32 = 30;
 
 /// The rows the load leaves: inserted in batches, every 10th updated, every
@@ -36,11 +53,12 @@ fn value(id: u32) -> String {
     format!("row {id} {}", "abcdefghij".repeat((id % 23) as usize))
 }
 
-/// The load: one transaction per batch, so one commit (and sync) per batch.
-fn load_sql() -> String {
-    let mut sql = String::from("CREATE TABLE t (id integer PRIMARY KEY, v text NOT NULL);\n");
+/// The load of `table`: one transaction per batch, so one commit (and
+/// sync) per batch; then `marker`, last, in table `m`.
+fn load_sql(table: &str, marker: &str) -> String {
+    let mut sql = format!("CREATE TABLE {table} (id integer PRIMARY KEY, v text NOT NULL);\n");
     for first in (1..=ROWS).step_by(BATCH as usize) {
-        sql.push_str("BEGIN;\nINSERT INTO t VALUES ");
+        sql.push_str(&format!("BEGIN;\nINSERT INTO {table} VALUES "));
         let last = (first + BATCH - 1).min(ROWS);
         let values: Vec<String> = (first..=last)
             .map(|id| format!("({id}, '{}')", value(id)))
@@ -48,13 +66,22 @@ fn load_sql() -> String {
         sql.push_str(&values.join(", "));
         sql.push_str(";\nCOMMIT;\n");
     }
-    sql.push_str("UPDATE t SET v = v || ' updated' WHERE id % 10 = 0;\n");
-    sql.push_str("DELETE FROM t WHERE id % 13 = 0;\n");
+    sql.push_str(&format!(
+        "UPDATE {table} SET v = v || ' updated' WHERE id % 10 = 0;\n\
+         DELETE FROM {table} WHERE id % 13 = 0;\n\
+         CREATE TABLE IF NOT EXISTS m (v text NOT NULL);\n\
+         INSERT INTO m VALUES ('{marker}');\n"
+    ));
     sql
 }
 
 /// What every engine is asked for when checking: one `id|v` line per row.
-const READ_BACK: &str = "SELECT id || '|' || v FROM t ORDER BY id";
+fn read_back(table: &str) -> String {
+    format!("SELECT id || '|' || v FROM {table} ORDER BY id")
+}
+
+/// The markers, one a line.
+const MARKERS: &str = "SELECT v FROM m ORDER BY v";
 
 /// FNV-1a over the lines, each ended by a newline.
 fn checksum<S: AsRef<str>>(lines: &[S]) -> u64 {
@@ -69,13 +96,13 @@ fn checksum<S: AsRef<str>>(lines: &[S]) -> u64 {
 }
 
 /// Compares the rows read back with the model: count, checksum, first wrong row.
-fn assert_rows(engine: &str, read_back: &str) {
+fn assert_rows(what: &str, read_back: &str) {
     let got: Vec<&str> = read_back.lines().collect();
     let want = expected_rows();
     let first_wrong = got.iter().zip(&want).position(|(g, w)| g != w);
     assert!(
         got.len() == want.len() && checksum(&got) == checksum(&want),
-        "{engine}: {} rows read back, {} expected; checksum {:x} vs {:x}; first difference at row index {first_wrong:?}",
+        "{what}: {} rows read back, {} expected; checksum {:x} vs {:x}; first difference at row index {first_wrong:?}",
         got.len(),
         want.len(),
         checksum(&got),
@@ -83,30 +110,230 @@ fn assert_rows(engine: &str, read_back: &str) {
     );
 }
 
-#[test]
-fn sqlite_keeps_every_row_loaded_under_the_library() {
-    let dir = TempDir::new("durability-sqlite");
-    fs::write(
-        dir.join("load.sql"),
+/// What an engine needs for the check, given the root of the file system
+/// its data is on (the original, or the copy after a cut).
+trait Engine {
+    /// Its name in messages.
+    fn name(&self) -> &'static str;
+    /// The user it runs as.
+    fn user(&self) -> &'static str;
+    /// Makes an empty database on `fs`, durable before anything is judged.
+    fn prepare(&self, fs: &LoopFs);
+    /// `load_sql` in the engine's dialect.
+    fn sql(&self, table: &str, marker: &str) -> String {
+        load_sql(table, marker)
+    }
+    /// A shell script that starts the server (if any), runs the SQL file
+    /// `sql`, and shuts the server down cleanly.
+    fn load(&self, root: &Path, sql: &Path) -> String;
+    /// A shell script that starts the server, prints each query's rows
+    /// followed by a line `@@`, and shuts it down cleanly.
+    fn read(&self, root: &Path, queries: &[String]) -> String;
+}
+
+/// Runs `sh -c script` as `user`, under `eatmydata options` when given.
+fn as_user(user: &str, eatmydata: Option<&[&str]>, script: &str) -> String {
+    let mut run = Command::new("runuser");
+    run.args(["-u", user, "--"]);
+    if let Some(options) = eatmydata {
+        run.arg(command()).args(options);
+    }
+    let output = run
+        .args(["sh", "-c", script])
+        .env_remove("LD_PRELOAD")
+        .output()
+        .expect("run runuser");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        output.status.success(),
+        "{script}: {:?}\n{}{stderr}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout)
+    );
+    stderr
+}
+
+/// The syncs `eatmydata --report` says were skipped, over all processes.
+fn skipped(report: &str) -> u64 {
+    let all = report
+        .lines()
+        .find(|line| line.trim_start().starts_with("all "))
+        .unwrap_or_else(|| panic!("no `all` line in the report:\n{report}"));
+    // all PROCESSES FSYNC SYNC RANGE MSYNC O_SYNC RWF O_DIRECT
+    let counts = all.split_whitespace().skip(2);
+    counts.filter_map(|n| n.parse::<u64>().ok()).sum()
+}
+
+/// Writes the load of `table` for `engine` in `dir`, readable by its user
+/// and off the file system judged, whose device must not hold the marker
+/// but in the database.
+fn write_load(engine: &dyn Engine, dir: &TempDir, table: &str, marker: &str) -> PathBuf {
+    let file = dir.join(format!("{table}.sql"));
+    fs::write(&file, engine.sql(table, marker)).expect("write the load");
+    fs::set_permissions(&file, fs::Permissions::from_mode(0o644)).expect("let the server read it");
+    file
+}
+
+/// The rows of each query, read from the file system at `root` without the
+/// library; the script's output when it fails.
+fn try_read(engine: &dyn Engine, root: &Path, queries: &[String]) -> Result<Vec<String>, String> {
+    let out = Command::new("runuser")
+        .args(["-u", engine.user(), "--", "sh", "-c"])
+        .arg(engine.read(root, queries))
+        .env_remove("LD_PRELOAD")
+        .output()
+        .expect("run runuser");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("{:?}\n{stdout}{stderr}", out.status));
+    }
+    let parts: Vec<String> = stdout
+        .split("@@\n")
+        .map(str::to_owned)
+        .take(queries.len())
+        .collect();
+    assert_eq!(parts.len(), queries.len(), "{stdout}");
+    Ok(parts)
+}
+
+/// [`try_read`], which must succeed.
+fn read(engine: &dyn Engine, root: &Path, queries: &[String]) -> Vec<String> {
+    try_read(engine, root, queries)
+        .unwrap_or_else(|failed| panic!("{} read: {failed}", engine.name()))
+}
+
+/// The three steps of the module's doc, for `engine`, on a file system of
+/// `megabytes`.
+fn cold_check(engine: &dyn Engine, megabytes: u32) {
+    library();
+    let name = engine.name();
+    let mut fs = LoopFs::new(&format!("durability-{name}"), megabytes);
+    engine.prepare(&fs);
+    let loads = TempDir::new(&format!("durability-{name}-sql"));
+
+    // 1. Loaded and shut down cleanly under the library.
+    let first = marker(&format!("{name}-cold"));
+    let sql = write_load(engine, &loads, "t", &first);
+    {
+        // No test's sync(2) may write the marker out meanwhile.
+        let _quiet = quiet_disks();
+        let report = as_user(
+            engine.user(),
+            Some(&["--report"]),
+            &engine.load(fs.path(), &sql),
+        );
+        assert!(
+            skipped(&report) > 0,
+            "{name}: the library skipped nothing:\n{report}"
+        );
+        assert!(
+            !fs.holds(&first),
+            "{name}: the marker reached the device with no sync: the oracle below could not fail"
+        );
+        // The control: a power cut now, in place of the clean unmount,
+        // loses the load, and the read below says so.
+        let early = fs.cut(&format!("durability-{name}-early"));
+        let lost = try_read(engine, early.path(), &[read_back("t")]);
+        let want = expected_rows();
+        assert!(
+            lost.as_ref()
+                .map_or(true, |rows| checksum(&rows[0].lines().collect::<Vec<_>>())
+                    != checksum(&want)),
+            "{name}: a cut right after the load kept every row: the oracle cannot fail"
+        );
+    }
+
+    // 2. Read cold, without the library.
+    fs.remount_cold();
+    let queries = [read_back("t"), MARKERS.to_owned()];
+    let got = read(engine, fs.path(), &queries);
+    assert_rows(&format!("{name}, read cold"), &got[0]);
+    assert_eq!(
+        got[1],
+        format!("{first}\n"),
+        "{name}: the marker, read cold"
+    );
+
+    // 3. With --sync-at-exit, on the device when the command returns.
+    let second = marker(&format!("{name}-synced"));
+    let sql = write_load(engine, &loads, "t2", &second);
+    let options = ["--report", "--sync-at-exit"];
+    let report = as_user(engine.user(), Some(&options), &engine.load(fs.path(), &sql));
+    assert!(
+        skipped(&report) > 0,
+        "{name}: the library skipped nothing:\n{report}"
+    );
+    assert!(
+        fs.holds(&second),
+        "{name}: --sync-at-exit returned before the data was on the device"
+    );
+    let cut = fs.cut(&format!("durability-{name}-cut"));
+    let queries = [read_back("t"), read_back("t2"), MARKERS.to_owned()];
+    let got = read(engine, cut.path(), &queries);
+    assert_rows(&format!("{name}, t after a cut"), &got[0]);
+    assert_rows(&format!("{name}, t2 after a cut"), &got[1]);
+    let mut markers = [first, second];
+    markers.sort();
+    assert_eq!(
+        got[2],
+        format!("{}\n{}\n", markers[0], markers[1]),
+        "{name}: the markers after a cut"
+    );
+}
+
+struct Sqlite;
+
+impl Engine for Sqlite {
+    fn name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn user(&self) -> &'static str {
+        "root"
+    }
+
+    fn prepare(&self, _fs: &LoopFs) {}
+
+    fn sql(&self, table: &str, marker: &str) -> String {
         format!(
             "PRAGMA journal_mode=WAL;\nPRAGMA synchronous=FULL;\n{}",
-            load_sql()
-        ),
-    )
-    .expect("write the load");
+            load_sql(table, marker)
+        )
+    }
+
+    fn load(&self, root: &Path, sql: &Path) -> String {
+        format!("sqlite3 '{}/db' '.read {}'", root.display(), sql.display())
+    }
+
+    fn read(&self, root: &Path, queries: &[String]) -> String {
+        let db = format!("{}/db", root.display());
+        let mut script = format!("test \"$(sqlite3 '{db}' 'PRAGMA integrity_check')\" = ok");
+        for query in queries {
+            script.push_str(&format!(" && sqlite3 '{db}' \"{query}\" && echo @@"));
+        }
+        script
+    }
+}
+
+#[test]
+fn sqlite_keeps_every_row_read_cold_and_after_a_cut_with_sync_at_exit() {
+    cold_check(&Sqlite, 64);
+}
+
+#[test]
+fn sqlite_asks_for_syncs_without_the_library_and_none_reach_the_kernel_with_it() {
+    let dir = TempDir::new("durability-sqlite-syncs");
+    fs::write(dir.join("load.sql"), Sqlite.sql("t", "marker")).expect("write the load");
     let load = |db: &str, eat: bool| {
-        let program = if eat {
-            command()
+        let run = if eat {
+            Run::new(command()).arg("sqlite3")
         } else {
-            PathBuf::from("sqlite3")
+            Run::new("sqlite3")
         };
-        let run = Run::new(program)
-            .cwd(dir.path())
-            .trace(&["fsync", "fdatasync", "openat"]);
-        let run = if eat { run.arg("sqlite3") } else { run };
+        let run = run.cwd(dir.path()).trace(&["fsync", "fdatasync", "openat"]);
         run.args([db, ".read load.sql"]).run().success()
     };
-
     let eaten = load("eaten.db", true);
     let loaded: Vec<&str> = eaten.calls_with("libeatmydata.so");
     assert!(
@@ -115,74 +342,12 @@ fn sqlite_keeps_every_row_loaded_under_the_library() {
     );
     let syncs = eaten.calls_of("fsync").len() + eaten.calls_of("fdatasync").len();
     assert_eq!(syncs, 0, "syncs reached the kernel under the library");
-
     let control = load("control.db", false);
     let syncs = control.calls_of("fsync").len() + control.calls_of("fdatasync").len();
     assert!(
         syncs as u32 >= ROWS / BATCH,
         "the control load asked for only {syncs} syncs"
     );
-
-    // sqlite3 has exited: the database is closed and its WAL checkpointed.
-    for db in ["eaten.db", "control.db"] {
-        let check = Run::new("sqlite3")
-            .cwd(dir.path())
-            .args([db, "PRAGMA integrity_check;"])
-            .run()
-            .success();
-        assert_eq!(check.stdout().trim(), "ok", "{db}");
-        let rows = Run::new("sqlite3")
-            .cwd(dir.path())
-            .args([db, READ_BACK])
-            .run()
-            .success();
-        assert_rows(db, &rows.stdout());
-    }
-}
-
-/// A private folder under /tmp that the `postgres` user owns: the scratch
-/// folders under target/ may not be reachable by that user.
-struct ServerDir(PathBuf);
-
-impl ServerDir {
-    fn new(label: &str, user: &str) -> ServerDir {
-        let scratch = TempDir::new(label);
-        let name = scratch
-            .path()
-            .file_name()
-            .expect("a folder name")
-            .to_owned();
-        let path = Path::new("/tmp").join(name);
-        let _ = fs::remove_dir_all(&path);
-        fs::create_dir(&path).expect("create the server folder");
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o700)).expect("make it private");
-        let status = Command::new("chown")
-            .arg(format!("{user}:"))
-            .arg(&path)
-            .status()
-            .expect("run chown");
-        assert!(status.success(), "chown {user} {}", path.display());
-        ServerDir(path)
-    }
-}
-
-impl Drop for ServerDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-/// For each live process of `pids` (one exiting has no mappings left),
-/// whether it has the library mapped.
-fn mapping_the_library(pids: &[u32]) -> Vec<(u32, bool)> {
-    pids.iter()
-        .filter_map(|&pid| {
-            let maps = fs::read_to_string(format!("/proc/{pid}/maps"))
-                .ok()
-                .filter(|maps| !maps.is_empty())?;
-            Some((pid, maps.contains("libeatmydata.so")))
-        })
-        .collect()
 }
 
 #[test]

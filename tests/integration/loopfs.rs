@@ -62,12 +62,26 @@ impl LoopFs {
     /// The same with its image at `image`: on a small tmpfs, say, whose
     /// lack of space makes every writeback past it fail.
     pub fn with_image(scratch: TempDir, image: PathBuf, megabytes: u32) -> LoopFs {
-        let mount = scratch.join("mnt");
-        fs::create_dir(&mount).expect("create a mount point");
         let size = format!("{megabytes}M");
         let image_str = image.to_str().expect("a UTF-8 scratch path");
         run("truncate", &["-s", &size, image_str]);
         let device = run("losetup", &["--find", "--show", image_str]);
+        let options = "lazy_itable_init=0,lazy_journal_init=0";
+        run("mkfs.ext4", &["-q", "-F", "-E", options, &device]);
+        let made = LoopFs::mounted(scratch, image, device);
+        // Anyone may write there, as a test's unprivileged user would.
+        run(
+            "chmod",
+            &["1777", made.mount.to_str().expect("a UTF-8 path")],
+        );
+        made
+    }
+
+    /// The file system on `device` (attached to `image`), mounted in
+    /// `scratch`.
+    fn mounted(scratch: TempDir, image: PathBuf, device: String) -> LoopFs {
+        let mount = scratch.join("mnt");
+        fs::create_dir_all(&mount).expect("create a mount point");
         let made = LoopFs {
             scratch,
             device,
@@ -75,16 +89,42 @@ impl LoopFs {
             image,
             counting: OnceLock::new(),
         };
-        let options = "lazy_itable_init=0,lazy_journal_init=0";
-        run("mkfs.ext4", &["-q", "-F", "-E", options, &made.device]);
-        let mount = made.mount.to_str().expect("a UTF-8 scratch path");
+        made.mount_device();
+        made
+    }
+
+    fn mount_device(&self) {
+        let mount = self.mount.to_str().expect("a UTF-8 scratch path");
         // The journal commits only when asked (fsync, sync, a full journal),
         // not every 5 s on its own: a run whose syncs were all eaten then
         // adds no flush, however long a loaded machine makes it take.
-        run("mount", &["-o", "commit=600", &made.device, mount]);
-        // Anyone may write there, as a test's unprivileged user would.
-        run("chmod", &["1777", mount]);
-        made
+        run("mount", &["-o", "commit=600", &self.device, mount]);
+    }
+
+    /// A clean unmount (which writes everything out), the loop device
+    /// detached, then attached again and mounted: what is read now comes
+    /// from the backing file, as after a reboot, not from any cache of the
+    /// device or the file system.
+    pub fn remount_cold(&mut self) {
+        let mount = self.mount.to_str().expect("a UTF-8 scratch path");
+        run("umount", &[mount]);
+        run("losetup", &["-d", &self.device]);
+        let image = self.image.to_str().expect("a UTF-8 scratch path");
+        self.device = run("losetup", &["--find", "--show", image]);
+        self.mount_device();
+    }
+
+    /// What a power cut now would leave: a copy of the backing file as the
+    /// device has received it, mounted (its journal replayed) on a loop
+    /// device of its own.
+    pub fn cut(&self, label: &str) -> LoopFs {
+        let scratch = TempDir::new(label);
+        let image = scratch.join("image");
+        let image_str = image.to_str().expect("a UTF-8 scratch path");
+        let from = self.image.to_str().expect("a UTF-8 scratch path");
+        run("cp", &["--sparse=always", from, image_str]);
+        let device = run("losetup", &["--find", "--show", image_str]);
+        LoopFs::mounted(scratch, image, device)
     }
 
     /// Where the file system is mounted.

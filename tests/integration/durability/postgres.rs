@@ -1,13 +1,10 @@
-//! PostgreSQL: initdb, a server started under the library, a load with
-//! fsync and synchronous_commit on, a clean stop, then a restart without
-//! the library and every row read back.
+//! PostgreSQL: a cluster made on the test's file system, loaded with fsync
+//! and synchronous_commit on by a server started under the library, stopped
+//! cleanly; then read cold, and after a cut with `--sync-at-exit`.
 
 use super::*;
 
-/// A PostgreSQL cluster in a private folder, on a unix socket only, run as
-/// the `postgres` user; stopped when dropped, whatever happened.
 struct Postgres {
-    dir: ServerDir,
     bin: PathBuf,
 }
 
@@ -19,182 +16,87 @@ impl Postgres {
             .filter(|bin| bin.join("postgres").is_file())
             .max()
             .expect("a PostgreSQL version with a bin folder");
-        let pg = Postgres {
-            dir: ServerDir::new("durability-pg", "postgres"),
-            bin,
-        };
-        fs::create_dir(pg.socket_dir()).expect("create the socket folder");
-        let status = Command::new("chown")
-            .arg("postgres:")
-            .arg(pg.socket_dir())
-            .status()
-            .expect("run chown");
-        assert!(status.success());
-        pg.as_postgres(
-            false,
-            "initdb",
-            &["-A", "trust", "-U", "postgres", "--no-instructions", "-D"],
-            &[&pg.data()],
-        );
-        pg
+        Postgres { bin }
     }
 
-    fn data(&self) -> String {
-        self.dir.0.join("data").display().to_string()
+    fn tool(&self, name: &str) -> String {
+        self.bin.join(name).display().to_string()
     }
 
-    fn socket_dir(&self) -> PathBuf {
-        self.dir.0.join("socket")
-    }
-
-    /// Runs a PostgreSQL program as `postgres`, under the `eatmydata` command
-    /// when `eat` is set, and returns its stdout.
-    fn as_postgres(&self, eat: bool, program: &str, args: &[&str], more: &[&str]) -> String {
-        let mut run = Command::new("runuser");
-        run.args(["-u", "postgres", "--"]);
-        if eat {
-            run.arg(command());
-        }
-        run.arg(self.bin.join(program))
-            .args(args)
-            .args(more)
-            .env_remove("LD_PRELOAD");
-        let output = run.output().expect("run runuser");
-        assert!(
-            output.status.success(),
-            "{program} {args:?}: {:?}\n{}{}",
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).expect("text output")
-    }
-
-    fn start(&self, eat: bool) {
-        let options = format!("-k {} -c listen_addresses=", self.socket_dir().display());
-        let log = self.dir.0.join("server.log").display().to_string();
-        self.as_postgres(
-            eat,
-            "pg_ctl",
-            &["-w", "-l", &log, "-o", &options, "-D"],
-            &[&self.data(), "start"],
-        );
-    }
-
-    /// A clean shutdown: a checkpoint, every file closed.
-    fn stop(&self) {
-        self.as_postgres(
-            false,
-            "pg_ctl",
-            &["-w", "-m", "fast", "-D"],
-            &[&self.data(), "stop"],
-        );
-    }
-
-    fn psql(&self, args: &[&str]) -> String {
-        let socket = self.socket_dir().display().to_string();
-        self.as_postgres(
-            false,
-            "psql",
-            &[
-                "-X",
-                "-q",
-                "-At",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-h",
-                &socket,
-                "-d",
-                "postgres",
-            ],
-            args,
+    /// `start` with `options`, then `body`, then a clean stop; the server
+    /// killed at once if anything failed on the way.
+    fn around(&self, root: &Path, options: &str, body: &str) -> String {
+        let pg_ctl = self.tool("pg_ctl");
+        let data = root.join("data");
+        let data = data.display();
+        let socket = root.join("socket");
+        let socket = socket.display();
+        format!(
+            "set -e\n\
+             trap 'status=$?; set +e; {pg_ctl} -D {data} -m immediate stop >/dev/null 2>&1; exit $status' EXIT\n\
+             {pg_ctl} -w -D {data} -l {data}/server.log \
+               -o '-k {socket} -c listen_addresses= {options}' start >/dev/null\n\
+             {body}\n\
+             {pg_ctl} -w -D {data} -m fast stop >/dev/null\n"
         )
     }
 
-    /// The server processes: the postmaster and its children.
-    fn processes(&self) -> Vec<u32> {
-        let pid_file = fs::read_to_string(self.dir.0.join("data/postmaster.pid"))
-            .expect("the server is running");
-        let postmaster: u32 = pid_file
-            .lines()
-            .next()
-            .and_then(|l| l.parse().ok())
-            .expect("a pid");
-        let children = fs::read_to_string(format!("/proc/{postmaster}/task/{postmaster}/children"))
-            .unwrap_or_default();
-        let mut pids = vec![postmaster];
-        pids.extend(
-            children
-                .split_whitespace()
-                .filter_map(|p| p.parse::<u32>().ok()),
-        );
-        pids
+    fn psql(&self, root: &Path) -> String {
+        format!(
+            "{} -X -q -At -v ON_ERROR_STOP=1 -h {} -d postgres",
+            self.tool("psql"),
+            root.join("socket").display()
+        )
     }
 }
 
-impl Drop for Postgres {
-    fn drop(&mut self) {
-        if self.dir.0.join("data/postmaster.pid").exists() {
-            let _ = Command::new("runuser")
-                .args(["-u", "postgres", "--"])
-                .arg(self.bin.join("pg_ctl"))
-                .args(["-w", "-m", "immediate", "-D", &self.data(), "stop"])
-                .output();
+impl Engine for Postgres {
+    fn name(&self) -> &'static str {
+        "pg"
+    }
+
+    fn user(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn prepare(&self, fs: &LoopFs) {
+        for folder in ["data", "socket"] {
+            fs::create_dir(fs.join(folder)).expect("create a folder");
+            let status = Command::new("chown")
+                .arg("postgres:")
+                .arg(fs.join(folder))
+                .status()
+                .expect("run chown");
+            assert!(status.success());
         }
+        let data = fs.join("data").display().to_string();
+        as_user(
+            "postgres",
+            None,
+            &format!(
+                "{} -A trust -U postgres --no-instructions --no-sync -D {data} >/dev/null && sync -f {data}",
+                self.tool("initdb")
+            ),
+        );
+    }
+
+    fn load(&self, root: &Path, sql: &Path) -> String {
+        let durable = "-c fsync=on -c synchronous_commit=on -c wal_sync_method=fdatasync";
+        let body = format!("{} -f {}", self.psql(root), sql.display());
+        self.around(root, durable, &body)
+    }
+
+    fn read(&self, root: &Path, queries: &[String]) -> String {
+        let psql = self.psql(root);
+        let body: Vec<String> = queries
+            .iter()
+            .map(|query| format!("{psql} -c \"{query}\"; echo @@"))
+            .collect();
+        self.around(root, "", &body.join("\n"))
     }
 }
 
 #[test]
-fn postgresql_keeps_every_row_loaded_under_the_library() {
-    library();
-    let pg = Postgres::new();
-    let sql = pg.dir.0.join("load.sql");
-    fs::write(&sql, load_sql()).expect("write the load");
-    fs::set_permissions(&sql, fs::Permissions::from_mode(0o644)).expect("let postgres read it");
-
-    pg.start(true);
-    let pids = pg.processes();
-    let mapped = mapping_the_library(&pids);
-    assert!(
-        mapped.len() >= 4,
-        "a postmaster and its helpers: {mapped:?}"
-    );
-    assert!(
-        mapped.iter().all(|(_, has)| *has),
-        "every server process maps the library: {mapped:?}"
-    );
-    pg.psql(&[
-        "-c",
-        "SET synchronous_commit = on",
-        "-f",
-        &sql.display().to_string(),
-    ]);
-    let mut settings = String::new();
-    for name in ["fsync", "synchronous_commit", "wal_sync_method"] {
-        let _ = write!(
-            settings,
-            "{} ",
-            pg.psql(&["-c", &format!("SHOW {name}")]).trim()
-        );
-    }
-    assert!(
-        settings.starts_with("on on "),
-        "the server asks for durability: {settings}"
-    );
-    pg.psql(&["-c", "CHECKPOINT"]);
-    pg.stop();
-
-    pg.start(false);
-    let mapped = mapping_the_library(&pg.processes());
-    assert!(
-        !mapped.is_empty() && mapped.iter().all(|(_, has)| !*has),
-        "the control start has no library: {mapped:?}"
-    );
-    assert_rows("postgresql", &pg.psql(&["-c", READ_BACK]));
-    let amcheck = pg.psql(&[
-        "-c",
-        "SELECT count(*) FROM t WHERE v NOT LIKE 'row ' || id || ' %'",
-    ]);
-    assert_eq!(amcheck.trim(), "0");
-    pg.stop();
+fn postgresql_keeps_every_row_read_cold_and_after_a_cut_with_sync_at_exit() {
+    cold_check(&Postgres::new(), 160);
 }

@@ -208,3 +208,37 @@ pub fn check(case: Case) {
         ),
     }
 }
+
+/// The comparison itself sees what it is for: a set-id bit, one byte of
+/// content, an exit status, a file only one run made.
+#[test]
+fn parity_oracle_sees_modes_contents_statuses_and_extra_files() {
+    let scratch = TempDir::new("parity-oracle");
+    let area = scratch.join("area");
+    fs::create_dir_all(&area).unwrap();
+    fs::write(area.join("f"), "same size").unwrap();
+    let observe = || Observation {
+        status: "exit 0".to_owned(),
+        stdout: "x=ok\n".to_owned(),
+        stderr: String::new(),
+        files: snapshot(&area),
+    };
+    let base = observe();
+    assert!(differences(&base, &observe()).is_empty());
+    let mut changed = observe();
+    changed.status = "signal 25".to_owned();
+    assert_eq!(differences(&base, &changed).len(), 1);
+    use std::os::unix::fs::PermissionsExt;
+    for change in [
+        |area: &Path| fs::set_permissions(area.join("f"), fs::Permissions::from_mode(0o4644)),
+        |area: &Path| fs::write(area.join("f"), "same sizf"),
+        |area: &Path| fs::write(area.join("g"), ""),
+    ] {
+        fs::write(area.join("f"), "same size").unwrap();
+        fs::set_permissions(area.join("f"), fs::Permissions::from_mode(0o644)).unwrap();
+        let _ = fs::remove_file(area.join("g"));
+        let before = observe();
+        change(&area).unwrap();
+        assert_eq!(differences(&before, &observe()).len(), 1);
+    }
+}

@@ -2,7 +2,7 @@
  * ext4): each round writes a byte and asks for it to be durable, 50 times.
  * Under eatmydata these must cost no flush; alone, about one or two each.
  *
- *   fsync fdatasync msync uring_fsync openat2_osync
+ *   fsync fdatasync msync uring_fsync uring_fixed_fsync openat2_osync
  */
 #include "parity.h"
 #include <linux/openat2.h>
@@ -28,15 +28,19 @@ static int run(const char *which)
 			done += msync(map, 4096, MS_SYNC) == 0;
 		}
 	}
-	else CASE("uring_fsync") {
+	else if (!strcmp(which, "uring_fsync") || !strcmp(which, "uring_fixed_fsync")) {
+		int fixed = !strcmp(which, "uring_fixed_fsync");
 		struct io_uring ring;
-		if (io_uring_queue_init(4, &ring, 0))
+		if (io_uring_queue_init(4, &ring, 0) || (fixed && io_uring_register_files(&ring, &fd, 1)))
 			return 3;
 		for (int i = 0; i < ROUNDS; i++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 			io_uring_prep_write(sqe, fd, "u", 1, i);
 			sqe->flags |= IOSQE_IO_LINK;
-			io_uring_prep_fsync(io_uring_get_sqe(&ring), fd, 0);
+			sqe = io_uring_get_sqe(&ring);
+			io_uring_prep_fsync(sqe, fixed ? 0 : fd, 0);
+			if (fixed)
+				sqe->flags |= IOSQE_FIXED_FILE;
 			io_uring_submit(&ring);
 			for (int j = 0; j < 2; j++) {
 				struct io_uring_cqe *cqe;

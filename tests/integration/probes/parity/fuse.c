@@ -9,6 +9,10 @@
  *                 another process fsyncs AREA/local 20 times
  *   fuse_private  the same in a private mount namespace, where the
  *                 supervisor cannot name the file system
+ *   fuse_reuse    in a private mount namespace: an fsync on a bind mount of
+ *                 AREA/src (a disk), which is then unmounted, so that the
+ *                 FUSE mount made next likely gets its mount id; then an
+ *                 fsync of a FUSE file: the daemon's EIO, not a disk's 0
  *
  * Speaks the kernel's protocol on /dev/fuse directly (linux/fuse.h), so
  * that the probe links no libfuse and stays static.
@@ -104,21 +108,15 @@ static void serve(int fuse)
 	}
 }
 
-static int run(const char *which)
+/* Mounts the file system on AREA/fuse and starts its daemon. */
+static pid_t start(void)
 {
-	int private = !strcmp(which, "fuse_private");
-	if (!private && strcmp(which, "fuse_shared"))
-		UNKNOWN();
-	if (private && (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))) {
-		perror("private mount namespace");
-		return 3;
-	}
 	int fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 	char options[128];
 	snprintf(options, sizeof options, "fd=%d,rootmode=40000,user_id=0,group_id=0", fuse);
 	if (fuse < 0 || mount("parity", at("fuse"), "fuse", MS_NOSUID | MS_NODEV, options)) {
 		perror("mount fuse");
-		return 3;
+		exit(3);
 	}
 	pid_t daemon = fork();
 	if (daemon == 0) {
@@ -126,6 +124,41 @@ static int run(const char *which)
 		_exit(0);
 	}
 	close(fuse);
+	return daemon;
+}
+
+static void stop(pid_t daemon)
+{
+	int status;
+	say("umount", umount2(at("fuse"), MNT_DETACH));
+	waitpid(daemon, &status, 0);
+	printf("daemon=%s\n", WIFEXITED(status) ? "ended" : "killed");
+}
+
+static int run(const char *which)
+{
+	int private = strcmp(which, "fuse_shared") != 0;
+	if (private && strcmp(which, "fuse_private") && strcmp(which, "fuse_reuse"))
+		UNKNOWN();
+	if (private && (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))) {
+		perror("private mount namespace");
+		return 3;
+	}
+	if (!strcmp(which, "fuse_reuse")) {
+		say("bind", mount(at("src"), at("b"), NULL, MS_BIND, NULL));
+		int disk = open(at("b/x"), O_WRONLY | O_CREAT, 0644);
+		say("fsync_disk", fsync(disk));
+		close(disk);
+		say("unbind", umount2(at("b"), 0));
+		pid_t daemon = start();
+		int fd = open(at("fuse/file"), O_WRONLY);
+		say("open", fd);
+		say("fsync_fuse", fsync(fd));
+		close(fd);
+		stop(daemon);
+		return 0;
+	}
+	pid_t daemon = start();
 	pid_t other = fork();
 	if (other == 0) {
 		int local = open(at("local"), O_WRONLY | O_CREAT, 0644);
@@ -140,11 +173,9 @@ static int run(const char *which)
 	say("fsync", fsync(fd));
 	say("fdatasync", fdatasync(fd));
 	say("close", close(fd));
-	say("umount", umount2(at("fuse"), MNT_DETACH));
 	int status;
 	waitpid(other, &status, 0);
 	printf("other_fsyncs=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	waitpid(daemon, &status, 0);
-	printf("daemon=%s\n", WIFEXITED(status) ? "ended" : "killed");
+	stop(daemon);
 	return 0;
 }

@@ -12,6 +12,9 @@
  *   getfl           F_GETFL after openat(O_SYNC): what the program sees
  *   getfl2          the same after openat2(O_SYNC)
  *   how_readback    the open_how's flags, read back after openat2(O_SYNC)
+ *   how_readonly    an open_how in read-only memory: opened all the same
+ *   how_big_zero    a 32-byte open_how whose tail is zero: accepted
+ *   how_big_nonzero a 32-byte open_how whose tail is not zero: E2BIG
  */
 #include "parity.h"
 #include <linux/openat2.h>
@@ -86,6 +89,21 @@ static int run(const char *which)
 		int flags = fcntl(fd, F_GETFL);
 		say("open", fd);
 		printf("sync=%s\n", (flags & O_SYNC) == O_SYNC ? "kept" : "dropped");
+		return 0;
+	}
+	CASE("how_readonly") {
+		static const struct open_how how = {.flags = O_WRONLY | O_SYNC};
+		say("open", syscall(SYS_openat2, root, "target", &how, sizeof how));
+		return 0;
+	}
+	CASE("how_big_zero") {
+		unsigned long long how[4] = {O_WRONLY | O_SYNC, 0, 0, 0};
+		say("open", syscall(SYS_openat2, root, "target", how, sizeof how));
+		return 0;
+	}
+	CASE("how_big_nonzero") {
+		unsigned long long how[4] = {O_WRONLY | O_SYNC, 0, 0, 1};
+		say("open", syscall(SYS_openat2, root, "target", how, sizeof how));
 		return 0;
 	}
 	CASE("how_readback") {

@@ -3,13 +3,16 @@
  *
  *   fsync_badfd fsync_devnull fsync_pipe fsync_socket fsync_eventfd
  *   fsync_nsfs fsync_pidfd fsync_mqueue fsync_memfd fsync_dir fsync_opath
- *   fsync_proc fdatasync_badfd fdatasync_pipe fdatasync_nsfs
+ *   fsync_proc fsync_fifo fsync_devnode (a FIFO and /dev/null's node, made
+ *   in AREA: on a disk's file system, but no disk's file)
+ *   fdatasync_badfd fdatasync_pipe fdatasync_nsfs
  *   syncfs_badfd syncfs_pipe
  *   sfr_badfd_badflags  sync_file_range(99, 0, 0, 0xff): EBADF first
  *   sfr_badfd_badrange  sync_file_range(99, -1, 0, 0): EBADF first
- *   sfr_pipe sfr_file_badflags sfr_opath
+ *   sfr_pipe sfr_fifo sfr_file_badflags sfr_opath
  *   nodump_fsync_badfd nodump_fsync_pipe   after PR_SET_DUMPABLE 0
  *   msync_unaligned msync_unmapped msync_badflags msync_both msync_good
+ *   msync_locked        MS_INVALIDATE on mlock'ed pages: EBUSY
  *   i386_fsync_badfd i386_fsync_pipe        through int $0x80
  */
 #include "parity.h"
@@ -17,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/sysmacros.h>
 
 static int pipe_end(void)
 {
@@ -58,6 +62,11 @@ static int descriptor(const char *kind)
 		return open(at("f"), O_PATH);
 	if (!strcmp(kind, "proc"))
 		return open("/proc/self/status", O_RDONLY);
+	if (!strcmp(kind, "fifo"))
+		return mkfifo(at("fifo"), 0644) ? -1 : open(at("fifo"), O_RDWR);
+	if (!strcmp(kind, "devnode"))
+		return mknod(at("null"), S_IFCHR | 0666, makedev(1, 3)) ? -1
+								     : open(at("null"), O_WRONLY);
 	if (!strcmp(kind, "file"))
 		return open(at("f"), O_RDWR);
 	fprintf(stderr, "no such descriptor: %s\n", kind);
@@ -88,7 +97,11 @@ static void msync_case(const char *kind)
 		say("msync", msync(map, 3 * page, MS_SYNC));
 	} else if (!strcmp(kind, "badflags"))
 		say("msync", msync(map, page, 0x100));
-	else if (!strcmp(kind, "both"))
+	else if (!strcmp(kind, "locked")) {
+		if (mlock(map, page))
+			exit(3);
+		say("msync", msync(map, page, MS_SYNC | MS_INVALIDATE));
+	} else if (!strcmp(kind, "both"))
 		say("msync", msync(map, page, MS_SYNC | MS_ASYNC));
 	else
 		say("msync", msync(map, page, MS_SYNC));

@@ -10,6 +10,16 @@
  *   fixed_none      FSYNC on fixed file 3, none registered: -EBADF
  *   fixed_beyond    FSYNC on fixed file 3, one registered: -EBADF
  *   fsync_pipe fsync_devnull fsync_badfd fsync_opath   the kernel's answer
+ *   fixed_pipe      FSYNC on fixed file 0, a pipe: -EINVAL
+ *   fixed_sparse    FSYNC on fixed file 0 of a sparse table: -EBADF
+ *   fixed_updated   FILES_UPDATE makes slot 0 (a disk file) a pipe, linked
+ *                   to an FSYNC on slot 0: -EINVAL
+ *   fixed_direct    OPENAT of /dev/null direct into slot 0 (a disk file),
+ *                   linked to an FSYNC on slot 0: -EINVAL
+ *   sfr_overflow    SYNC_FILE_RANGE whose end overflows: -EINVAL
+ *   sfr_addr        SYNC_FILE_RANGE with addr != 0: -EINVAL
+ *   fsync_bufindex fsync_splicefd fsync_bufselect fsync_personality
+ *                   FSYNC with a field or flag it refuses
  *   chain           write -> fsync -> read, linked: all three, in order
  *   chain_broken    write -> fsync with bad flags -> write, linked: the
  *                   third is cancelled
@@ -36,22 +46,41 @@ static struct io_uring_sqe *entry(struct io_uring *ring, unsigned long long user
 	return sqe;
 }
 
-/* Submits, then prints `count` completions in the order they came. */
-static void reap(struct io_uring *ring, int count)
+/* Submits, then prints `count` completions: in the order they came for a
+ * chain (`ordered`), whose order the kernel keeps; else by user_data, as
+ * the kernel promises no order between independent entries. */
+static void reap_in(struct io_uring *ring, int count, int ordered)
 {
+	long results[8][2];
 	say_value("submitted", io_uring_submit(ring));
-	for (int i = 0; i < count; i++) {
+	for (int i = 0; i < count && i < 8; i++) {
 		struct io_uring_cqe *cqe;
 		int error = io_uring_wait_cqe(ring, &cqe);
 		if (error) {
 			say_raw("wait", error);
 			return;
 		}
-		char name[32];
-		snprintf(name, sizeof name, "cqe%llu", (unsigned long long)cqe->user_data);
-		say_raw(name, cqe->res);
+		results[i][0] = cqe->user_data;
+		results[i][1] = cqe->res;
 		io_uring_cqe_seen(ring, cqe);
 	}
+	for (int i = 0; !ordered && i < count; i++)
+		for (int j = i + 1; j < count; j++)
+			if (results[j][0] < results[i][0]) {
+				long swap[2] = {results[i][0], results[i][1]};
+				results[i][0] = results[j][0], results[i][1] = results[j][1];
+				results[j][0] = swap[0], results[j][1] = swap[1];
+			}
+	for (int i = 0; i < count && i < 8; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "cqe%ld", results[i][0]);
+		say_raw(name, results[i][1]);
+	}
+}
+
+static void reap(struct io_uring *ring, int count)
+{
+	reap_in(ring, count, 0);
 }
 
 static int descriptor(const char *kind)
@@ -123,13 +152,77 @@ static int run(const char *which)
 		sqe->flags |= IOSQE_FIXED_FILE;
 		reap(&ring, 2);
 	}
+	else CASE("fixed_pipe") {
+		int ends[2];
+		if (pipe(ends))
+			return 3;
+		say_raw("register", io_uring_register_files(&ring, &ends[1], 1));
+		io_uring_prep_fsync(sqe = entry(&ring, 1), 0, 0);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		reap(&ring, 1);
+	}
+	else CASE("fixed_sparse") {
+		say_raw("register", io_uring_register_files_sparse(&ring, 2));
+		io_uring_prep_fsync(sqe = entry(&ring, 1), 0, 0);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		reap(&ring, 1);
+	}
+	else CASE("fixed_updated") {
+		int ends[2];
+		if (pipe(ends))
+			return 3;
+		say_raw("register", io_uring_register_files(&ring, &fd, 1));
+		io_uring_prep_files_update(sqe = entry(&ring, 1), &ends[1], 1, 0);
+		sqe->flags |= IOSQE_IO_LINK;
+		io_uring_prep_fsync(sqe = entry(&ring, 2), 0, 0);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		reap_in(&ring, 2, 1);
+	}
+	else CASE("fixed_direct") {
+		say_raw("register", io_uring_register_files(&ring, &fd, 1));
+		io_uring_prep_openat_direct(sqe = entry(&ring, 1), AT_FDCWD, "/dev/null", O_WRONLY,
+					    0, 0);
+		sqe->flags |= IOSQE_IO_LINK;
+		io_uring_prep_fsync(sqe = entry(&ring, 2), 0, 0);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		reap_in(&ring, 2, 1);
+	}
+	else CASE("sfr_overflow") {
+		io_uring_prep_sync_file_range(entry(&ring, 1), fd, 10, 0x7ffffffffffffffeLL, 0);
+		reap(&ring, 1);
+	}
+	else CASE("sfr_addr") {
+		io_uring_prep_sync_file_range(sqe = entry(&ring, 1), fd, 10, 0, 0);
+		sqe->addr = 1;
+		reap(&ring, 1);
+	}
+	else CASE("fsync_bufindex") {
+		io_uring_prep_fsync(sqe = entry(&ring, 1), fd, 0);
+		sqe->buf_index = 1;
+		reap(&ring, 1);
+	}
+	else CASE("fsync_splicefd") {
+		io_uring_prep_fsync(sqe = entry(&ring, 1), fd, 0);
+		sqe->splice_fd_in = 1;
+		reap(&ring, 1);
+	}
+	else CASE("fsync_bufselect") {
+		io_uring_prep_fsync(sqe = entry(&ring, 1), fd, 0);
+		sqe->flags |= IOSQE_BUFFER_SELECT;
+		reap(&ring, 1);
+	}
+	else CASE("fsync_personality") {
+		io_uring_prep_fsync(sqe = entry(&ring, 1), fd, 0);
+		sqe->personality = 77;
+		reap(&ring, 1);
+	}
 	else CASE("chain") {
 		io_uring_prep_write(sqe = entry(&ring, 1), fd, block, sizeof block, 0);
 		sqe->flags |= IOSQE_IO_LINK;
 		io_uring_prep_fsync(sqe = entry(&ring, 2), fd, IORING_FSYNC_DATASYNC);
 		sqe->flags |= IOSQE_IO_LINK;
 		io_uring_prep_read(entry(&ring, 3), fd, block, 100, 0);
-		reap(&ring, 3);
+		reap_in(&ring, 3, 1);
 	}
 	else CASE("chain_broken") {
 		io_uring_prep_write(sqe = entry(&ring, 1), fd, block, sizeof block, 0);
@@ -137,7 +230,7 @@ static int run(const char *which)
 		io_uring_prep_fsync(sqe = entry(&ring, 2), fd, 0x80);
 		sqe->flags |= IOSQE_IO_LINK;
 		io_uring_prep_write(entry(&ring, 3), fd, "late", 4, 0);
-		reap(&ring, 3);
+		reap_in(&ring, 3, 1);
 	}
 	else CASE("openat_sync") {
 		io_uring_prep_openat(entry(&ring, 1), AT_FDCWD, at("new"),

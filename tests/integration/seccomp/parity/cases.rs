@@ -134,7 +134,8 @@ mod openat2 {
             symlink("target", a.join("root/link")).expect("make a link");
         };
         in_root, in_root_dotdot, beneath_abs, beneath_dotdot, no_symlinks, no_magiclinks,
-        no_xdev, bad_how, getfl, getfl2, how_readback,
+        no_xdev, bad_how, getfl, getfl2, how_readback, how_readonly, how_big_zero,
+        how_big_nonzero,
     }
 }
 
@@ -144,11 +145,12 @@ mod syncerr {
     cases! {
         |a| file(a, "f", &"s".repeat(16384), 0o644, 0);
         fsync_badfd, fsync_devnull, fsync_pipe, fsync_socket, fsync_eventfd, fsync_nsfs,
-        fsync_pidfd, fsync_mqueue, fsync_memfd, fsync_dir, fsync_opath, fsync_proc,
+        fsync_pidfd, fsync_mqueue, fsync_memfd, fsync_dir, fsync_opath, fsync_proc, fsync_fifo,
+        fsync_devnode,
         fdatasync_badfd, fdatasync_pipe, fdatasync_nsfs, syncfs_badfd, syncfs_pipe,
-        sfr_badfd_badflags, sfr_badfd_badrange, sfr_pipe, sfr_file_badflags, sfr_opath,
+        sfr_badfd_badflags, sfr_badfd_badrange, sfr_pipe, sfr_fifo, sfr_file_badflags, sfr_opath,
         nodump_fsync_badfd, nodump_fsync_pipe,
-        msync_unaligned, msync_unmapped, msync_badflags, msync_both, msync_good,
+        msync_unaligned, msync_unmapped, msync_badflags, msync_both, msync_good, msync_locked,
         i386_fsync_badfd, i386_fsync_pipe,
     }
 }
@@ -170,7 +172,9 @@ mod uring {
         |a| file(a, "f", &"\0".repeat(4096), 0o644, 0);
         good, fsync_badflags, fsync_addr, sfr_badrange, sfr_badflags, fixed_none,
         fixed_beyond, fsync_pipe, fsync_devnull, fsync_badfd, fsync_opath, chain,
-        chain_broken, openat_sync, sqpoll, no_mmap, resize,
+        chain_broken, openat_sync, sqpoll, no_mmap, resize, fixed_pipe, fixed_sparse,
+        fixed_updated, fixed_direct, sfr_overflow, sfr_addr, fsync_bufindex, fsync_splicefd,
+        fsync_bufselect, fsync_personality,
     }
 }
 
@@ -178,7 +182,11 @@ mod uring {
 mod fuse {
     use super::*;
     cases! {
-        |a| dir(a, "fuse", 0o755, 0);
-        fuse_shared, fuse_private,
+        |a| {
+            dir(a, "fuse", 0o755, 0);
+            dir(a, "src", 0o755, 0);
+            dir(a, "b", 0o755, 0);
+        };
+        fuse_shared, fuse_private, fuse_reuse,
     }
 }

@@ -78,6 +78,11 @@ fn eats_uring_fsync() {
 }
 
 #[test]
+fn eats_uring_fixed_fsync() {
+    eats("uring_fixed_fsync");
+}
+
+#[test]
 fn eats_openat2_osync() {
     eats("openat2_osync");
 }

@@ -227,3 +227,55 @@ pub unsafe extern "C" fn eatmydata_uring_submitting(ring: *const u8) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::liburing;
+
+    /// The offsets of `struct io_uring` read here, as liburing's own header
+    /// has them (liburing-dev; the CI installs it).
+    #[test]
+    fn liburing_layout_is_its_headers() {
+        use std::process::Command;
+        let dir = std::env::temp_dir().join(format!("eatmydata-liburing-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let source = dir.join("layout.c");
+        std::fs::write(
+            &source,
+            "#include <stddef.h>\n#include <stdio.h>\n#include <liburing.h>\n\
+             int main(void) {\n\
+             printf(\"%zu %zu %zu %zu %zu %zu %d %d\", \
+             offsetof(struct io_uring, sq.kring_mask), \
+             offsetof(struct io_uring, sq.kring_entries), \
+             offsetof(struct io_uring, sq.sqes), \
+             offsetof(struct io_uring, sq.sqe_head), \
+             offsetof(struct io_uring, sq.sqe_tail), \
+             offsetof(struct io_uring, flags), \
+             IORING_SETUP_SQE128, IORING_SETUP_SQPOLL);\n\
+             return 0; }\n",
+        )
+        .unwrap();
+        let binary = dir.join("layout");
+        let built = Command::new("cc")
+            .arg("-o")
+            .arg(&binary)
+            .arg(&source)
+            .status();
+        assert!(built.unwrap().success(), "cc (is liburing-dev installed?)");
+        let output = Command::new(&binary).output().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let ours = [
+            liburing::KRING_MASK,
+            liburing::KRING_ENTRIES,
+            liburing::SQES,
+            liburing::SQE_HEAD,
+            liburing::SQE_TAIL,
+            liburing::FLAGS,
+            super::SETUP_SQE128 as usize,
+            2,
+        ]
+        .map(|n| n.to_string())
+        .join(" ");
+        assert_eq!(String::from_utf8_lossy(&output.stdout), ours);
+    }
+}

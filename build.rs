@@ -21,12 +21,11 @@ fn main() {
         .compile("eatmydata_shim");
 
     // libc is named here rather than left to the libc crate, whose `std`
-    // feature (turned on by another dependency) stops it linking libc.
-    // Before glibc 2.34, dlsym and pthread_testcancel lived in libdl and
-    // libpthread; on a newer glibc these are empty stubs, kept for this.
-    println!(
-        "cargo:rustc-cdylib-link-arg=-Wl,--no-as-needed,-l:libdl.so.2,-l:libpthread.so.0,-lc,--as-needed"
-    );
+    // feature (turned on by another dependency) stops it linking libc. It
+    // is the only library needed: each one more is opened, mapped and
+    // relocated in every process (the shim's weak references say why
+    // libpthread is not needed on old glibc).
+    println!("cargo:rustc-cdylib-link-arg=-Wl,--no-as-needed,-lc,--as-needed");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,now,-z,relro");
     // The name Debian's libeatmydata1 gives it, so that the packaged file
     // (libeatmydata.so.1) takes the place of Debian's for every program.

@@ -72,8 +72,3 @@ pub fn read_own(fd: c_long, buffer: &mut [u8]) -> c_long {
 pub fn close_own(fd: c_long) {
     raw(libc::SYS_close, [fd, 0, 0, 0, 0, 0]);
 }
-
-/// Looks up what [`raw`] needs, for the constructor's warm-up.
-pub fn warm_up() {
-    SYSCALL.get();
-}

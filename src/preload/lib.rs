@@ -23,12 +23,14 @@ mod policy;
 #[allow(dead_code)] // what only the command uses
 #[path = "../protocol.rs"]
 mod protocol;
-// Floor 2, in three steps, each using the ones before it:
-// 2a: the next definitions of libc's functions (the symbol lookup);
+// Floor 2, in steps, each using the ones before it:
+// 2a: the objects loaded after ours, and the names they define;
+mod objects;
+// 2b: the next definitions of the functions the hooks pass calls on to;
 mod next;
-// 2b: the library's own kernel calls and file I/O, through libc's syscall;
+// 2c: the library's own kernel calls and file I/O, through libc's syscall;
 mod kernel;
-// 2c: copies from and to the caller's memory; the mappings of its addresses.
+// 2d: copies from and to the caller's memory; the mappings of its addresses.
 mod caller;
 mod maps;
 // Floor 3: what was skipped, for --report, and where, for --sync-at-exit.
@@ -51,13 +53,13 @@ mod syscall;
 #[cfg(not(test))]
 mod hooks;
 
-/// `eatmydata_warm_up`: called by the shim's constructor, so that the first
-/// hooked call of a normal start-up finds the switches read and the kernel
-/// call ready. The lazy paths stay the real ones.
+/// `eatmydata_warm_up`: called by the shim's constructor, so that the
+/// switches are read as the process was started, before it can change its
+/// environment. The next definitions are looked up on first use only
+/// (`next.rs` says why that is safe).
 #[unsafe(no_mangle)]
 pub extern "C" fn eatmydata_warm_up() {
     policy::warm_up();
-    kernel::warm_up();
 }
 
 /// A panic cannot unwind out of a hook into a C caller; with no code path

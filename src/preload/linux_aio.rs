@@ -48,6 +48,9 @@ const WRITING: u32 = 1;
 const READY: u32 = 2;
 const TAKEN: u32 = 3;
 
+// In .data, not .bss: 8 KiB of .bss would cost every process one more
+// mmap(2) at load, where file-backed pages cost nothing until touched.
+#[unsafe(link_section = ".data")]
 static WAITING: [Completion; 256] = [const {
     Completion {
         state: AtomicU32::new(FREE),

@@ -10,14 +10,14 @@ use std::path::Path;
 
 use crate::elf::{self, Foreign, Kind, Loader};
 
-/// Names, in a library's dynamic tables, that musl's loader cannot resolve
-/// and that libraries built for glibc alone need: glibc's `pthread_atfork`
-/// stub, its fortified printf, its own loader as a dependency.
-const NOT_IN_MUSL: &[&[u8]] = &[
-    b"\0__register_atfork\0",
-    b"\0__fprintf_chk\0",
-    b"\0ld-linux-",
-];
+/// Names that musl's loader cannot resolve and that libraries built for
+/// glibc alone need, strongly: glibc's `pthread_atfork` stub, its
+/// fortified printf. A weak reference (ours to `__register_atfork`) is
+/// left unresolved by musl, harmlessly.
+const NOT_IN_MUSL: &[&[u8]] = &[b"__register_atfork", b"__fprintf_chk"];
+
+/// glibc's loader as a dependency, which musl never provides.
+const GLIBC_LOADER: &[u8] = b"\0ld-linux-";
 
 /// The kind of `program`, given the library that would be preloaded.
 pub fn kind(program: &Path, library: &Path) -> Kind {
@@ -36,9 +36,56 @@ fn fits_musl(library: &Path) -> bool {
     let Ok(bytes) = fs::read(library) else {
         return true;
     };
-    !NOT_IN_MUSL
-        .iter()
-        .any(|name| bytes.windows(name.len()).any(|window| window == *name))
+    let names_loader = bytes
+        .windows(GLIBC_LOADER.len())
+        .any(|window| window == GLIBC_LOADER);
+    let strong = match strong_undefined(&bytes) {
+        Some(names) => names.iter().any(|name| NOT_IN_MUSL.contains(name)),
+        // No section table to read: any mention counts.
+        None => NOT_IN_MUSL.iter().any(|name| {
+            let mut quoted = vec![0];
+            quoted.extend_from_slice(name);
+            quoted.push(0);
+            bytes.windows(quoted.len()).any(|window| window == quoted)
+        }),
+    };
+    !names_loader && !strong
+}
+
+/// The names a 64-bit little-endian ELF file's dynamic symbol table
+/// refers to strongly without defining them (undefined, global binding),
+/// from its section table; `None` when it cannot be read.
+fn strong_undefined(bytes: &[u8]) -> Option<Vec<&[u8]>> {
+    let u16_at = |at: usize| Some(u16::from_le_bytes(bytes.get(at..at + 2)?.try_into().ok()?));
+    let u32_at = |at: usize| Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?));
+    let u64_at = |at: usize| {
+        let value = u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?);
+        usize::try_from(value).ok()
+    };
+    if bytes.get(..6)? != b"\x7fELF\x02\x01" {
+        return None;
+    }
+    let (table, entry, count) = (u64_at(0x28)?, usize::from(u16_at(0x3a)?), u16_at(0x3c)?);
+    let section = |index: usize| table.checked_add(index.checked_mul(entry)?);
+    const SHT_DYNSYM: u32 = 11;
+    let dynsym = (0..usize::from(count)).find_map(|n| {
+        let at = section(n)?;
+        (u32_at(at.checked_add(4)?)? == SHT_DYNSYM).then_some(at)
+    })?;
+    let (symbols, size) = (u64_at(dynsym + 0x18)?, u64_at(dynsym + 0x20)?);
+    let strings_header = section(usize::try_from(u32_at(dynsym + 0x28)?).ok()?)?;
+    let strings = bytes.get(u64_at(strings_header + 0x18)?..)?;
+    let mut names = Vec::new();
+    for symbol in (symbols..symbols.checked_add(size)?).step_by(24) {
+        let name = usize::try_from(u32_at(symbol)?).ok()?;
+        let (info, defined_in) = (*bytes.get(symbol + 4)?, u16_at(symbol + 6)?);
+        const STB_GLOBAL: u8 = 1;
+        if defined_in == 0 && info >> 4 == STB_GLOBAL {
+            let rest = strings.get(name..)?;
+            names.push(rest.split(|&b| b == 0).next()?);
+        }
+    }
+    Some(names)
 }
 
 #[cfg(test)]
@@ -60,6 +107,37 @@ mod tests {
         assert!(!fits_musl(&old));
         assert!(fits_musl(&ours));
         assert!(fits_musl(&dir.join("absent.so")));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `cc` builds a library referring to `name` strongly or weakly.
+    fn library_referring_to(dir: &Path, name: &str, weak: bool) -> std::path::PathBuf {
+        let source = dir.join(format!("{name}{weak}.c"));
+        let attribute = if weak { "__attribute__((weak))" } else { "" };
+        fs::write(
+            &source,
+            format!("extern int {name}(void) {attribute};\nint use(void) {{ return {name} ? {name}() : 0; }}\n"),
+        )
+        .unwrap();
+        let out = dir.join(format!("{name}{weak}.so"));
+        let status = std::process::Command::new("cc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(&out)
+            .arg(&source)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        out
+    }
+
+    #[test]
+    fn a_weak_reference_to_a_glibc_name_fits_musl_and_a_strong_one_does_not() {
+        let dir = std::env::temp_dir().join(format!("eatmydata-weak-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let strong = library_referring_to(&dir, "__register_atfork", false);
+        let weak = library_referring_to(&dir, "__register_atfork", true);
+        assert!(!fits_musl(&strong));
+        assert!(fits_musl(&weak));
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -8,7 +8,7 @@ use std::process::Command;
 use crate::common::library;
 
 /// The names in the `trampolines!` list of hooks.rs.
-fn listed_hooks() -> BTreeSet<String> {
+pub fn listed_hooks() -> BTreeSet<String> {
     let source = include_str!("../../src/preload/hooks.rs");
     let list = source
         .split("trampolines! {")

@@ -18,7 +18,6 @@
  */
 #include "shim.h"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -26,10 +25,13 @@
 #include <sys/uio.h>
 
 /*
- * Bind to the oldest symbol versions, so the library loads into programs on
- * any glibc from 2.17 on. The default versions on a new glibc (dlsym@2.34,
- * pthread_testcancel@2.34) would keep it out of older systems; before 2.34
- * both lived in libdl and libpthread, which build.rs adds as dependencies.
+ * The library needs nothing but libc, so that loading it costs a process
+ * one object to map. Two libc functions it calls moved into libc only in
+ * glibc 2.34 (before, libpthread had them), so both are weak references:
+ * a program on an older glibc that did not load libpthread has no thread
+ * to cancel and no pthread_atfork of its own, and the library does without.
+ * Each is bound to its oldest version, which every glibc from 2.17 has; a
+ * plain build would bind pthread_testcancel@GLIBC_2.34.
  */
 #if defined(__x86_64__)
 #define EMD_OLD_GLIBC "GLIBC_2.2.5"
@@ -37,31 +39,36 @@
 #define EMD_OLD_GLIBC "GLIBC_2.17"
 #endif
 #ifdef EMD_OLD_GLIBC
-__asm__(".symver dlsym, dlsym@" EMD_OLD_GLIBC);
 __asm__(".symver pthread_testcancel, pthread_testcancel@" EMD_OLD_GLIBC);
 /*
  * pthread_atfork is, in glibc's headers, a static stub from libc_nonshared.a
  * that calls __register_atfork, a name musl does not have: musl's loader
  * then refuses to relocate the library and the program dies before main.
  * The exported pthread_atfork of this version (libpthread before 2.34, libc
- * since) is in both libcs; musl ignores the version. The library is never
- * unloaded, so the stub's DSO handle is not needed.
+ * since) is in both libcs; musl ignores the version.
  */
 __asm__(".symver pthread_atfork, pthread_atfork@" EMD_OLD_GLIBC);
 #endif
+#pragma weak pthread_testcancel
+#pragma weak pthread_atfork
+/* glibc's own registration, in libc.so.6 since 2.3.2; not in musl. */
+extern int __register_atfork(void (*prepare)(void), void (*parent)(void),
+			     void (*child)(void), void *dso) __attribute__((weak));
+/* This library's handle, which glibc's pthread_atfork passes as well. */
+extern void *__dso_handle;
+
+/* A cancellation point standing in for a call that is skipped. */
+#define TESTCANCEL()                                                          \
+	do {                                                                  \
+		if (pthread_testcancel)                                       \
+			pthread_testcancel();                                 \
+	} while (0)
 
 /* Fortified entry points: declared by <fcntl.h> only under _FORTIFY_SOURCE. */
 int __open_2(const char *path, int flags);
 int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
-
-/* Called by Rust's lookup: dlsym must be called from this object for
- * RTLD_NEXT to mean "after libeatmydata.so". */
-void *eatmydata_dlsym_next(const char *name)
-{
-	return dlsym(RTLD_NEXT, name);
-}
 
 /*
  * An unoptimised build of Rust's core refers to the unwinder's personality
@@ -123,11 +130,12 @@ static int opened(int fd)
 
 __attribute__((constructor)) static void warm_up(void)
 {
-#define EMD_WARM(name) (void)NEXT(name);
-	EMD_NEXT_NAMES(EMD_WARM)
 	eatmydata_warm_up();
 	/* A forked child reports what it skipped, not its parent's counts. */
-	pthread_atfork(NULL, NULL, eatmydata_forget_counts);
+	if (__register_atfork)
+		__register_atfork(NULL, NULL, eatmydata_forget_counts, __dso_handle);
+	else if (pthread_atfork)
+		pthread_atfork(NULL, NULL, eatmydata_forget_counts);
 }
 
 /* For eatmydata --report: this process's line, as it exits. */
@@ -139,7 +147,7 @@ __attribute__((destructor)) static void report(void)
 /* fsync(2), fdatasync(2): no flush; a bad descriptor still fails. */
 int HOOK(fsync)(int fd)
 {
-	pthread_testcancel();
+	TESTCANCEL();
 	if (eatmydata_eating())
 		return eatmydata_fsync_status(fd);
 	PASS(fsync, fd);
@@ -148,7 +156,7 @@ MATCHES(fsync);
 
 int HOOK(fdatasync)(int fd)
 {
-	pthread_testcancel();
+	TESTCANCEL();
 	if (eatmydata_eating())
 		return eatmydata_fdatasync_status(fd);
 	PASS(fdatasync, fd);
@@ -180,7 +188,7 @@ MATCHES(syncfs);
 /* sync_file_range(2): no writeback; the kernel's argument checks are kept. */
 int HOOK(sync_file_range)(int fd, off64_t offset, off64_t nbytes, unsigned int flags)
 {
-	pthread_testcancel();
+	TESTCANCEL();
 	if (eatmydata_eating())
 		return eatmydata_sync_file_range_status(fd, offset, nbytes, flags);
 	PASS(sync_file_range, fd, offset, nbytes, flags);

@@ -12,6 +12,7 @@
 
 /* The Rust side: src/preload/. */
 void *eatmydata_next(void **cache, const char *name);
+void eatmydata_warm_up(void);
 long eatmydata_kernel(long number, const long args[6]);
 int eatmydata_missing(void);
 int eatmydata_eating(void);
@@ -30,7 +31,6 @@ int eatmydata_aio_fsync_answerable(int op, int fd);
 void eatmydata_aio_fsync_answered(int fd);
 int eatmydata_io_events_waiting(void);
 long eatmydata_io_getevents(long context, long min_nr, long nr, long events, long timeout);
-void eatmydata_warm_up(void);
 void eatmydata_sync(void);
 void eatmydata_report_at_exit(void);
 void eatmydata_forget_counts(void);

@@ -17,17 +17,8 @@
  */
 #include "shim.h"
 
-#include <dlfcn.h>
 #include <signal.h>
 #include <sys/mman.h>
-
-#if defined(__x86_64__)
-__asm__(".symver dlopen, dlopen@GLIBC_2.2.5");
-__asm__(".symver dlsym, dlsym@GLIBC_2.2.5");
-#elif defined(__aarch64__)
-__asm__(".symver dlopen, dlopen@GLIBC_2.17");
-__asm__(".symver dlsym, dlsym@GLIBC_2.17");
-#endif
 
 struct io_uring;
 struct io_uring_cqe;
@@ -63,35 +54,20 @@ int io_uring_wait_cqe_timeout(struct io_uring *ring,
 	X(io_uring_submit_and_wait_timeout) X(io_uring_submit_and_get_events) \
 	X(io_uring_wait_cqes) X(io_uring_wait_cqe_timeout)
 
-/* Two caches per name: the next definition in the global scope, and, when
- * liburing was loaded out of it (dlopen with RTLD_LOCAL by a plugin whose
- * calls still reach these hooks), its own definition. */
-#define EMD_URING_CACHE(name) static void *next_##name, *local_##name;
+/* One cache per name. The lookup (src/preload/objects.rs) searches every
+ * object loaded after the library, so it finds liburing's definition also
+ * when liburing was loaded out of the global scope (dlopen with RTLD_LOCAL
+ * by a plugin whose calls still reach these hooks), and once liburing is
+ * loaded after a first call found it absent. */
+#define EMD_URING_CACHE(name) static void *next_##name;
 EMD_URING_NAMES(EMD_URING_CACHE)
-
-static void *uring_next(void **cache, void **local, const char *name)
-{
-	void *found = eatmydata_next(cache, name);
-	if (found)
-		return found;
-	found = __atomic_load_n(local, __ATOMIC_ACQUIRE);
-	if (found)
-		return found;
-	void *lib = dlopen("liburing.so.2", RTLD_NOLOAD | RTLD_LAZY);
-	if (!lib)
-		return NULL;
-	found = dlsym(lib, name);
-	__atomic_store_n(local, found, __ATOMIC_RELEASE);
-	return found;
-}
 
 /* Rewrite what `ring` is about to publish, then call liburing's `name`;
  * liburing's own answer to a missing function would be -ENOSYS. */
 #define PASS_URING(name, ring, ...)                                           \
 	do {                                                                  \
 		eatmydata_uring_submitting(ring);                             \
-		__typeof__(&name) next_fn = (__typeof__(&name))uring_next(    \
-			&next_##name, &local_##name, #name);                  \
+		__typeof__(&name) next_fn = NEXT(name);                      \
 		return next_fn ? next_fn(__VA_ARGS__) : -ENOSYS;              \
 	} while (0)
 

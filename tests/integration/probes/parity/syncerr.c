@@ -4,7 +4,8 @@
  *   fsync_badfd fsync_devnull fsync_pipe fsync_socket fsync_eventfd
  *   fsync_nsfs fsync_pidfd fsync_mqueue fsync_memfd fsync_dir fsync_opath
  *   fsync_proc fsync_fifo fsync_devnode (a FIFO and /dev/null's node, made
- *   in AREA: on a disk's file system, but no disk's file)
+ *   in AREA: on a disk's file system, but no disk's file) fsync_epoll
+ *   fsync_inotify fsync_sysfs fsync_rdonly
  *   fdatasync_badfd fdatasync_pipe fdatasync_nsfs
  *   syncfs_badfd syncfs_pipe
  *   sfr_badfd_badflags  sync_file_range(99, 0, 0, 0xff): EBADF first
@@ -16,7 +17,9 @@
  *   i386_fsync_badfd i386_fsync_pipe        through int $0x80
  */
 #include "parity.h"
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -67,6 +70,14 @@ static int descriptor(const char *kind)
 	if (!strcmp(kind, "devnode"))
 		return mknod(at("null"), S_IFCHR | 0666, makedev(1, 3)) ? -1
 								     : open(at("null"), O_WRONLY);
+	if (!strcmp(kind, "epoll"))
+		return epoll_create1(0);
+	if (!strcmp(kind, "inotify"))
+		return inotify_init1(0);
+	if (!strcmp(kind, "sysfs"))
+		return open("/sys/kernel/uevent_seqnum", O_RDONLY);
+	if (!strcmp(kind, "rdonly"))
+		return open(at("f"), O_RDONLY);
 	if (!strcmp(kind, "file"))
 		return open(at("f"), O_RDWR);
 	fprintf(stderr, "no such descriptor: %s\n", kind);

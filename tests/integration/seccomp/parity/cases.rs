@@ -35,6 +35,7 @@ const PROBES: &[&str] = &[
     "limits",
     "openat2",
     "syncerr",
+    "fdtable",
     "writes",
     "uring",
     "fuse",
@@ -146,12 +147,23 @@ mod syncerr {
         |a| file(a, "f", &"s".repeat(16384), 0o644, 0);
         fsync_badfd, fsync_devnull, fsync_pipe, fsync_socket, fsync_eventfd, fsync_nsfs,
         fsync_pidfd, fsync_mqueue, fsync_memfd, fsync_dir, fsync_opath, fsync_proc, fsync_fifo,
-        fsync_devnode,
+        fsync_devnode, fsync_epoll, fsync_inotify, fsync_sysfs, fsync_rdonly,
         fdatasync_badfd, fdatasync_pipe, fdatasync_nsfs, syncfs_badfd, syncfs_pipe,
         sfr_badfd_badflags, sfr_badfd_badrange, sfr_pipe, sfr_fifo, sfr_file_badflags, sfr_opath,
         nodump_fsync_badfd, nodump_fsync_pipe,
         msync_unaligned, msync_unmapped, msync_badflags, msync_both, msync_good, msync_locked,
         i386_fsync_badfd, i386_fsync_pipe,
+    }
+}
+
+/// Whose descriptor: a thread's own table, a pid namespace, the register's
+/// low 32 bits.
+mod fdtable {
+    use super::*;
+    cases! {
+        |a| file(a, "f", "on disk\n", 0o644, 0);
+        thread_pipe, thread_unshared, pidns_pipe, pidns_badfd, highbits_pipe, highbits_file,
+        sfr_highflags, negative, huge,
     }
 }
 

@@ -14,6 +14,9 @@
  *   nodump_fsync_badfd nodump_fsync_pipe   after PR_SET_DUMPABLE 0
  *   msync_unaligned msync_unmapped msync_badflags msync_both msync_good
  *   msync_locked        MS_INVALIDATE on mlock'ed pages: EBUSY
+ *   msync_wrap          a length that page-aligns to 0: the kernel's 0
+ *   msync_highflags     MS_SYNC with bit 32 of the register set, which the
+ *                       kernel (an int) does not read: 0
  *   i386_fsync_badfd i386_fsync_pipe        through int $0x80
  */
 #include "parity.h"
@@ -112,7 +115,11 @@ static void msync_case(const char *kind)
 		if (mlock(map, page))
 			exit(3);
 		say("msync", msync(map, page, MS_SYNC | MS_INVALIDATE));
-	} else if (!strcmp(kind, "both"))
+	} else if (!strcmp(kind, "wrap"))
+		say("msync", msync(map, (size_t)-10, MS_SYNC));
+	else if (!strcmp(kind, "highflags"))
+		say("msync", syscall(SYS_msync, map, page, (1L << 32) | MS_SYNC));
+	else if (!strcmp(kind, "both"))
 		say("msync", msync(map, page, MS_SYNC | MS_ASYNC));
 	else
 		say("msync", msync(map, page, MS_SYNC));

@@ -152,6 +152,7 @@ mod syncerr {
         sfr_badfd_badflags, sfr_badfd_badrange, sfr_pipe, sfr_fifo, sfr_file_badflags, sfr_opath,
         nodump_fsync_badfd, nodump_fsync_pipe,
         msync_unaligned, msync_unmapped, msync_badflags, msync_both, msync_good, msync_locked,
+        msync_wrap, msync_highflags,
         i386_fsync_badfd, i386_fsync_pipe,
     }
 }

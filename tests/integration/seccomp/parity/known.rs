@@ -10,6 +10,9 @@ pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     // program's own memory (openat2), and the program can read that back.
     ("openat2::getfl2", "openat2's O_SYNC dropped in open_how: F_GETFL lacks it"),
     ("openat2::how_readback", "open_how rewritten in the program's memory: read back without O_SYNC"),
+    // The supervisor's msync checks, stricter than the kernel's.
+    ("syncerr::msync_wrap", "a length that page-aligns to 0: ENOMEM, the kernel 0"),
+    ("syncerr::msync_highflags", "flags read as 64 bits, the kernel's int as 32: EINVAL, not 0"),
     // Answered by the filter for other ABIs.
     ("syncerr::i386_fsync_badfd", "the filter answers other ABIs' syncs with 0"),
     ("syncerr::i386_fsync_pipe", "the filter answers other ABIs' syncs with 0"),

@@ -52,7 +52,7 @@ CREATE TABLE test_run (test int PRIMARY KEY, finished timestamptz NOT NULL DEFAU
 def tests(ctx, probe=False):
     if probe:
         return 5
-    return 1_000 if ctx.args.full else (30 if ctx.args.quick else 100)
+    return 300 if ctx.args.full else (30 if ctx.args.quick else 100)
 
 
 def one_test(n):

@@ -28,6 +28,7 @@ mod exec;
 mod flush;
 mod library;
 mod mounts;
+mod plan;
 mod preload;
 #[allow(dead_code)] // what only the library uses
 #[path = "../protocol.rs"]
@@ -42,6 +43,7 @@ mod target;
 use args::{Action, Invocation};
 use eatmydata_elf as elf;
 use error::Error;
+use plan::{Plan, Role, Seccomp};
 use seccomp::handoff::{self, Handoff};
 use seccomp::{decide, filter};
 
@@ -85,116 +87,83 @@ fn run() -> Result<std::ffi::c_int, Error> {
     launch(invocation)
 }
 
-/// Finds the library and the command, sets the environment and executes.
+/// Finds the library and the command, plans how the command runs, and
+/// runs it so.
 fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
     let library = library::locate()?;
     let program = search::resolve(&invocation.command)?;
-    let preload = preload::with_library(&library, std::env::var_os("LD_PRELOAD").as_deref())?;
-    let kind = target::kind(&program, &library);
-    let decision = decide::decide(
-        invocation.seccomp,
-        &invocation.command,
-        kind,
-        decide::set_id_of(&program),
-    );
-    for notice in &decision.notices {
+    let found = plan::Found {
+        kind: target::kind(&program, &library),
+        set_id: decide::set_id_of(&program),
+        ld_preload: std::env::var_os(preload::VARIABLE),
+        client_notice: std::env::var_os(client::SILENCE),
+        sync_at_exit_switch: flush::asked(false),
+        proc_mounted: std::path::Path::new("/proc/self").exists(),
+        library,
+        program,
+    };
+    execute(plan::plan(invocation, found)?)
+}
+
+/// Carries out `plan`: executes the command in place, or runs it in a
+/// child and waits as its parent; returns only as the parent, with the
+/// status to end with.
+fn execute(plan: Plan) -> Result<std::ffi::c_int, Error> {
+    for notice in &plan.notices {
         eprintln!("eatmydata: {notice}");
     }
-    // The supervisor decides from the program's /proc files.
-    let no_proc = !std::path::Path::new("/proc/self").exists();
-    if decision.seccomp && no_proc && !invocation.plain_seccomp {
-        eprintln!("eatmydata: {}", decide::NO_PROC_NOTICE);
-    }
-    let plain_seccomp = invocation.plain_seccomp || no_proc;
-    let silence = std::env::var_os(client::SILENCE);
-    if let Some(note) = client::notice(&invocation.command, silence.as_deref()) {
-        eprintln!("eatmydata: {note}");
-    }
-    // Not into a program whose loader would refuse it, or die of it.
-    let preloaded = !matches!(kind, elf::Kind::Foreign(_));
-    if invocation.verbose {
-        let with = if preloaded {
-            format!("with {} preloaded", library.display())
-        } else {
-            "without the library".to_owned()
-        };
-        eprintln!(
-            "eatmydata: running {} {with}{}",
-            program.display(),
-            if decision.seccomp {
-                let supervised = if plain_seccomp {
-                    ""
-                } else {
-                    " and its supervisor"
-                };
-                format!(
-                    " and the seccomp filter ({}){supervised}",
-                    filter::abi_names()
-                )
-            } else {
-                String::new()
-            }
-        );
-    }
-    let mut settings = Vec::new();
-    if preloaded {
-        settings.push((preload::VARIABLE, preload));
-    }
-    if invocation.keep_direct {
-        settings.push((protocol::KEEP_DIRECT, protocol::ON.into()));
-    }
-    let mut handoff = if decision.seccomp && !plain_seccomp {
-        Some(Handoff::new(invocation.keep_direct).map_err(|e| Error::Seccomp(error::plain(&e)))?)
-    } else {
-        None
+    let mut handoff = match plan.seccomp {
+        Seccomp::Supervised { keep_direct } => {
+            Some(Handoff::new(keep_direct).map_err(|e| Error::Seccomp(error::plain(&e)))?)
+        }
+        Seccomp::Off | Seccomp::Plain => None,
     };
     let child_side = handoff.as_ref().map(Handoff::child_side);
-    let exec = |settings: &[(&str, std::ffi::OsString)]| {
-        let installed = match child_side {
-            Some(side) => install_supervised(side),
-            None if decision.seccomp => install_filter(),
-            None => Ok(()),
+    let exec = |env: &[(&str, std::ffi::OsString)]| {
+        let installed = match (child_side, plan.seccomp) {
+            (Some(side), _) => install_supervised(side),
+            (None, Seccomp::Plain) => install_filter(),
+            (None, _) => Ok(()),
         };
         if let Err(error) = installed {
             return error;
         }
-        exec::replace_process(&program, &invocation.command, &invocation.args, settings)
+        exec::replace_process(&plan.program, &plan.command, &plan.args, env)
     };
-    let sync_at_exit = flush::asked(invocation.sync_at_exit);
-    if !invocation.report && !sync_at_exit && handoff.is_none() {
-        return Err(exec(&settings));
-    }
+    let Role::Parent {
+        report,
+        sync_at_exit,
+        wait,
+    } = plan.role
+    else {
+        return Err(exec(&plan.env));
+    };
     // The filter goes on the child alone: the files are read after it ends,
     // and the supervisor must not be under the filter it serves.
-    let report = invocation
-        .report
-        .then(|| scratch::PrivateFile::create("report"));
+    let report = report.then(|| scratch::PrivateFile::create("report"));
     let report = report.transpose().map_err(Error::Report)?;
     let list = sync_at_exit.then(flush::create_list);
     let list = list.transpose().map_err(Error::FlushList)?;
-    settings.extend(
+    let mut env = plan.env.clone();
+    env.extend(
         report
             .iter()
             .map(|file| (report::VARIABLE, file.path().into())),
     );
-    settings.extend(
+    env.extend(
         list.iter()
             .map(|file| (flush::VARIABLE, file.path().into())),
     );
-    let wait = if sync_at_exit {
-        supervise::Wait::Tree
-    } else {
-        supervise::Wait::Command
-    };
     let duty = handoff.as_mut().map(|h| h as &mut dyn supervise::Duty);
-    let status = supervise::run(|| exec(&settings), wait, duty)?;
+    let status = supervise::run(|| exec(&env), wait, duty)?;
+    let seccomp = plan.seccomp != Seccomp::Off;
     if let Some(report) = &report {
-        eprint!("{}", report::summary(report, decision.seccomp));
+        eprint!("{}", report::summary(report, seccomp));
     }
-    let verbose = invocation.verbose || invocation.report;
+    let verbose = plan.verbose || report.is_some();
     let failed = list
         .as_ref()
-        .and_then(|list| flush::after(status, list, decision.seccomp, verbose));
+        .and_then(|list| flush::after(status, list, seccomp, verbose));
     // The files go before this process ends, by a signal perhaps.
     drop((report, list));
     Ok(failed.unwrap_or_else(|| supervise::exit_like(status)))

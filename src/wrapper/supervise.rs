@@ -43,7 +43,7 @@ const IGNORED: [c_int; 2] = [libc::SIGINT, libc::SIGQUIT];
 const FORWARDED: [c_int; 2] = [libc::SIGTERM, libc::SIGHUP];
 
 /// Which processes the parent waits for.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Wait {
     /// The command alone.
     Command,

@@ -1,0 +1,306 @@
+//! How a command will run, decided before anything runs.
+//!
+//! `launch` in `main.rs` first gathers what it needs from the machine
+//! ([`Found`]: the library, the program and its kind, the variables it
+//! reads), then [`plan`] turns the command line and those facts into a
+//! [`Plan`] (what to run, the variables it gets, which seccomp filter,
+//! whether eatmydata stays as its parent, what to say first), and only then
+//! does `main.rs` carry it out. The plan is a value: the unit tests below
+//! check each decision without running anything.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use crate::args::Invocation;
+use crate::elf::Kind;
+use crate::error::Error;
+use crate::seccomp::{decide, filter};
+use crate::supervise::Wait;
+use crate::{client, preload, protocol};
+
+/// What the plan needs from the machine, each read once by `launch`.
+pub struct Found {
+    /// The library, found by `library::locate`.
+    pub library: PathBuf,
+    /// The program, found in `PATH` by `search::resolve`.
+    pub program: PathBuf,
+    /// What the program is, as far as `LD_PRELOAD` is concerned.
+    pub kind: Kind,
+    /// The set-id bit of the program that matters, if any.
+    pub set_id: Option<&'static str>,
+    /// `LD_PRELOAD` as this process got it.
+    pub ld_preload: Option<OsString>,
+    /// `EATMYDATA_CLIENT_NOTICE` as this process got it.
+    pub client_notice: Option<OsString>,
+    /// Whether `EATMYDATA_SYNC_AT_EXIT` is on.
+    pub sync_at_exit_switch: bool,
+    /// Whether `/proc` is mounted here.
+    pub proc_mounted: bool,
+}
+
+/// Which seccomp filter the command gets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Seccomp {
+    /// None: the library alone.
+    Off,
+    /// The filter that answers every sync call itself (`--seccomp=plain`).
+    Plain,
+    /// The filter with its supervisor, which eatmydata serves as the
+    /// command's parent; it drops `O_DIRECT` unless `keep_direct`.
+    Supervised { keep_direct: bool },
+}
+
+/// Whether eatmydata executes in place of the command or stays its parent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Role {
+    /// `exec` in place: the command's exit status and signals are its own.
+    InPlace,
+    /// A parent that runs the command in a child and waits for `wait`,
+    /// serving the supervisor if there is one, then tells the report and
+    /// flushes, as asked.
+    Parent {
+        report: bool,
+        sync_at_exit: bool,
+        wait: Wait,
+    },
+}
+
+/// How the command runs.
+#[derive(Debug, PartialEq)]
+pub struct Plan {
+    /// The program to execute, and its `argv[0]` and arguments as given.
+    pub program: PathBuf,
+    pub command: OsString,
+    pub args: Vec<OsString>,
+    /// The variables the command gets on top of ours, in order (the
+    /// parent adds the report and flush files it makes).
+    pub env: Vec<(&'static str, OsString)>,
+    pub seccomp: Seccomp,
+    pub role: Role,
+    /// What to say on stderr before the command starts, one line each,
+    /// after `eatmydata: `.
+    pub notices: Vec<String>,
+    /// `--verbose`: the flush at exit says what it did even when all went well.
+    pub verbose: bool,
+}
+
+/// The plan for `invocation`, given what was found.
+pub fn plan(invocation: Invocation, found: Found) -> Result<Plan, Error> {
+    let preload = preload::with_library(&found.library, found.ld_preload.as_deref())?;
+    let decision = decide::decide(
+        invocation.seccomp,
+        &invocation.command,
+        found.kind,
+        found.set_id,
+    );
+    // The supervisor decides from the program's /proc files: without them,
+    // the plain filter, and said unless it was asked for.
+    let seccomp = match (decision.seccomp, invocation.plain_seccomp) {
+        (false, _) => Seccomp::Off,
+        (true, true) => Seccomp::Plain,
+        (true, false) if !found.proc_mounted => Seccomp::Plain,
+        (true, false) => Seccomp::Supervised {
+            keep_direct: invocation.keep_direct,
+        },
+    };
+    let mut notices = decision.notices;
+    if decision.seccomp && !invocation.plain_seccomp && !found.proc_mounted {
+        notices.push(decide::NO_PROC_NOTICE.to_owned());
+    }
+    notices.extend(client::notice(
+        &invocation.command,
+        found.client_notice.as_deref(),
+    ));
+    // Not into a program whose loader would refuse it, or die of it.
+    let preloaded = !matches!(found.kind, Kind::Foreign(_));
+    if invocation.verbose {
+        notices.push(running(&found, preloaded, seccomp));
+    }
+    let mut env = Vec::new();
+    if preloaded {
+        env.push((preload::VARIABLE, preload));
+    }
+    if invocation.keep_direct {
+        env.push((protocol::KEEP_DIRECT, protocol::ON.into()));
+    }
+    let sync_at_exit = invocation.sync_at_exit || found.sync_at_exit_switch;
+    let supervised = matches!(seccomp, Seccomp::Supervised { .. });
+    let role = if invocation.report || sync_at_exit || supervised {
+        Role::Parent {
+            report: invocation.report,
+            sync_at_exit,
+            wait: if sync_at_exit {
+                Wait::Tree
+            } else {
+                Wait::Command
+            },
+        }
+    } else {
+        Role::InPlace
+    };
+    Ok(Plan {
+        program: found.program,
+        command: invocation.command,
+        args: invocation.args,
+        env,
+        seccomp,
+        role,
+        notices,
+        verbose: invocation.verbose,
+    })
+}
+
+/// The `--verbose` line: what runs, with what.
+fn running(found: &Found, preloaded: bool, seccomp: Seccomp) -> String {
+    let with = if preloaded {
+        format!("with {} preloaded", found.library.display())
+    } else {
+        "without the library".to_owned()
+    };
+    let filter = match seccomp {
+        Seccomp::Off => String::new(),
+        Seccomp::Plain => format!(" and the seccomp filter ({})", filter::abi_names()),
+        Seccomp::Supervised { .. } => format!(
+            " and the seccomp filter ({}) and its supervisor",
+            filter::abi_names()
+        ),
+    };
+    format!("running {} {with}{filter}", found.program.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::{self, Action};
+    use crate::elf::Foreign;
+
+    /// The plan for the command line `argv` (after `eatmydata`) and a
+    /// program of `kind`, on a machine with nothing special.
+    fn plan_for(argv: &[&str], kind: Kind, found: impl FnOnce(&mut Found)) -> Plan {
+        let argv = ["eatmydata"].iter().chain(argv).map(OsString::from);
+        let Ok(Action::Run(invocation)) = args::parse(argv) else {
+            panic!("not a command line that runs a command");
+        };
+        let mut facts = Found {
+            library: "/lib/eatmydata/libeatmydata.so".into(),
+            program: "/usr/bin/prog".into(),
+            kind,
+            set_id: None,
+            ld_preload: None,
+            client_notice: None,
+            sync_at_exit_switch: false,
+            proc_mounted: true,
+        };
+        found(&mut facts);
+        plan(invocation, facts).unwrap()
+    }
+
+    #[test]
+    fn a_dynamic_program_runs_in_place_with_the_library_first() {
+        let plan = plan_for(&["prog", "-x"], Kind::Dynamic, |found| {
+            found.ld_preload = Some("other.so".into());
+        });
+        assert_eq!(plan.program, PathBuf::from("/usr/bin/prog"));
+        assert_eq!((plan.command.to_str(), plan.args.len()), (Some("prog"), 1));
+        let preload = "/lib/eatmydata/libeatmydata.so:other.so";
+        assert_eq!(plan.env, [(preload::VARIABLE, preload.into())]);
+        assert_eq!((plan.seccomp, plan.role), (Seccomp::Off, Role::InPlace));
+        assert!(plan.notices.is_empty(), "{:?}", plan.notices);
+    }
+
+    #[test]
+    fn a_static_program_gets_the_supervised_filter_and_a_parent() {
+        let plan = plan_for(&["prog"], Kind::Static, |_| {});
+        let supervised = Seccomp::Supervised { keep_direct: false };
+        assert_eq!(plan.seccomp, supervised);
+        let parent = Role::Parent {
+            report: false,
+            sync_at_exit: false,
+            wait: Wait::Command,
+        };
+        assert_eq!(plan.role, parent);
+        assert!(
+            plan.notices[0].contains("statically linked"),
+            "{:?}",
+            plan.notices
+        );
+    }
+
+    #[test]
+    fn the_plain_filter_executes_in_place() {
+        let plan = plan_for(&["--seccomp=plain", "prog"], Kind::Static, |found| {
+            found.proc_mounted = false;
+        });
+        assert_eq!((plan.seccomp, plan.role), (Seccomp::Plain, Role::InPlace));
+        assert!(!plan.notices.contains(&decide::NO_PROC_NOTICE.to_owned()));
+    }
+
+    #[test]
+    fn without_proc_the_plain_filter_is_used_and_said() {
+        let plan = plan_for(&["prog"], Kind::Static, |found| {
+            found.proc_mounted = false;
+        });
+        assert_eq!((plan.seccomp, plan.role), (Seccomp::Plain, Role::InPlace));
+        assert!(plan.notices.contains(&decide::NO_PROC_NOTICE.to_owned()));
+    }
+
+    #[test]
+    fn report_and_sync_at_exit_keep_a_parent_that_waits_for_the_tree() {
+        let plan = plan_for(&["--report", "prog"], Kind::Dynamic, |found| {
+            found.sync_at_exit_switch = true;
+        });
+        let parent = Role::Parent {
+            report: true,
+            sync_at_exit: true,
+            wait: Wait::Tree,
+        };
+        assert_eq!((plan.seccomp, plan.role), (Seccomp::Off, parent));
+    }
+
+    #[test]
+    fn keep_direct_reaches_the_library_and_the_supervisor() {
+        let plan = plan_for(&["--keep-direct", "--seccomp", "prog"], Kind::Go, |_| {});
+        assert_eq!(plan.env[1], (protocol::KEEP_DIRECT, protocol::ON.into()));
+        assert_eq!(plan.seccomp, Seccomp::Supervised { keep_direct: true });
+    }
+
+    #[test]
+    fn a_foreign_program_gets_no_library() {
+        let plan = plan_for(&["-v", "prog"], Kind::Foreign(Foreign::Bits32), |_| {});
+        assert!(plan.env.is_empty(), "{:?}", plan.env);
+        let running = plan.notices.last().unwrap();
+        assert!(running.starts_with("running /usr/bin/prog without the library"));
+    }
+
+    #[test]
+    fn a_client_gets_its_note_unless_silenced() {
+        let plan = plan_for(&["psql"], Kind::Dynamic, |_| {});
+        assert!(plan.notices[0].starts_with("psql is a database client"));
+        let plan = plan_for(&["psql"], Kind::Dynamic, |found| {
+            found.client_notice = Some("0".into());
+        });
+        assert!(plan.notices.is_empty());
+    }
+
+    #[test]
+    fn a_library_path_the_loader_would_split_is_refused() {
+        let argv = ["eatmydata", "prog"].map(OsString::from);
+        let Ok(Action::Run(invocation)) = args::parse(argv) else {
+            panic!();
+        };
+        let found = Found {
+            library: "/odd:path/libeatmydata.so".into(),
+            program: "/usr/bin/prog".into(),
+            kind: Kind::Dynamic,
+            set_id: None,
+            ld_preload: None,
+            client_notice: None,
+            sync_at_exit_switch: false,
+            proc_mounted: true,
+        };
+        assert!(matches!(
+            plan(invocation, found),
+            Err(Error::LibraryPath(_))
+        ));
+    }
+}

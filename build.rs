@@ -26,6 +26,14 @@ fn main() {
     // relocated in every process (the shim's weak references say why
     // libpthread is not needed on old glibc).
     println!("cargo:rustc-cdylib-link-arg=-Wl,--no-as-needed,-lc,--as-needed");
+    // No crtbeginS.o and friends: they bring four weak references
+    // (_ITM_*, __gmon_start__, __cxa_finalize) that the loader looks for,
+    // in vain, through every object of every process; the constructor and
+    // destructor are .init_array and .fini_array entries, which need none
+    // of it. What crtbeginS.o's __cxa_finalize call did at dlclose (drop
+    // the fork handler) is moot: nodelete keeps the library mapped.
+    println!("cargo:rustc-cdylib-link-arg=-nostartfiles");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,now,-z,relro");
     // The name Debian's libeatmydata1 gives it, so that the packaged file
     // (libeatmydata.so.1) takes the place of Debian's for every program.

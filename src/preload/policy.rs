@@ -57,9 +57,29 @@ pub fn bits_of(entry: &[u8]) -> u8 {
     }
 }
 
-/// Calls `visit` with each entry of the environment, as getenv reads it:
-/// without locks or allocation.
-fn each_entry(mut visit: impl FnMut(&'static CStr)) {
+/// What every switch's name starts with (`protocol.rs`).
+const SWITCH_PREFIX: &[u8] = b"EATMYDATA_";
+
+/// Whether the C string at `string` starts with `prefix`, which holds no
+/// NUL; read a byte at a time, so that the other entries of a long
+/// environment cost a byte or two each, not a strlen.
+///
+/// # Safety
+/// `string` points to a NUL-terminated string.
+unsafe fn starts_with(string: *const c_char, prefix: &[u8]) -> bool {
+    for (offset, &wanted) in prefix.iter().enumerate() {
+        // SAFETY: the bytes before this one matched the prefix, so none of
+        // them was the terminator: this one is still in the string.
+        if unsafe { *string.add(offset) } as u8 != wanted {
+            return false;
+        }
+    }
+    true
+}
+
+/// Calls `visit` with each entry of the environment that starts with
+/// `prefix`, as getenv reads it: without locks or allocation.
+fn each_entry(prefix: &[u8], mut visit: impl FnMut(&'static CStr)) {
     // SAFETY: environ is libc's NULL-terminated array of C strings.
     let mut entry = unsafe { environ };
     while !entry.is_null() {
@@ -69,7 +89,10 @@ fn each_entry(mut visit: impl FnMut(&'static CStr)) {
             break;
         }
         // SAFETY: each entry is a NUL-terminated string that libc keeps.
-        visit(unsafe { CStr::from_ptr(string) });
+        if unsafe { starts_with(string, prefix) } {
+            // SAFETY: as above.
+            visit(unsafe { CStr::from_ptr(string) });
+        }
         // SAFETY: the terminator has not been reached, so the next slot exists.
         entry = unsafe { entry.add(1) };
     }
@@ -79,13 +102,10 @@ fn each_entry(mut visit: impl FnMut(&'static CStr)) {
 pub fn variable(name: &str) -> Option<&'static CStr> {
     let name = name.as_bytes();
     let mut found = None;
-    each_entry(|entry| {
+    each_entry(name, |entry| {
         let bytes = entry.to_bytes_with_nul();
-        if found.is_none()
-            && bytes.len() > name.len()
-            && bytes.starts_with(name)
-            && bytes.get(name.len()) == Some(&b'=')
-        {
+        // each_entry visits only entries that start with the name.
+        if found.is_none() && bytes.len() > name.len() && bytes.get(name.len()) == Some(&b'=') {
             found = bytes
                 .get(name.len() + 1..)
                 .and_then(|value| CStr::from_bytes_with_nul(value).ok());
@@ -96,7 +116,7 @@ pub fn variable(name: &str) -> Option<&'static CStr> {
 
 fn read_environment() -> u8 {
     let mut state = KNOWN;
-    each_entry(|entry| state |= bits_of(entry.to_bytes()));
+    each_entry(SWITCH_PREFIX, |entry| state |= bits_of(entry.to_bytes()));
     state
 }
 

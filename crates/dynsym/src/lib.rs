@@ -290,7 +290,10 @@ impl<M: Memory + ?Sized> Search<'_, M> {
             return None;
         }
         let stored = memory.bytes(tables.strtab.checked_add(name_at)?, len)?;
-        if stored.split_last() != Some((&0, self.name)) {
+        // Compared byte by byte: a slice comparison would call bcmp, one
+        // more name for the loader to bind in every process.
+        let (&end, stored) = stored.split_last()?;
+        if end != 0 || !stored.iter().zip(self.name).all(|(a, b)| a == b) {
             return None;
         }
         if let Some(versym) = tables.versym {

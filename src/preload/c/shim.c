@@ -54,8 +54,6 @@ __asm__(".symver pthread_atfork, pthread_atfork@" EMD_OLD_GLIBC);
 /* glibc's own registration, in libc.so.6 since 2.3.2; not in musl. */
 extern int __register_atfork(void (*prepare)(void), void (*parent)(void),
 			     void (*child)(void), void *dso) __attribute__((weak));
-/* This library's handle, which glibc's pthread_atfork passes as well. */
-extern void *__dso_handle;
 
 /* A cancellation point standing in for a call that is skipped. */
 #define TESTCANCEL()                                                          \
@@ -133,7 +131,8 @@ __attribute__((constructor)) static void warm_up(void)
 	eatmydata_warm_up();
 	/* A forked child reports what it skipped, not its parent's counts. */
 	if (__register_atfork)
-		__register_atfork(NULL, NULL, eatmydata_forget_counts, __dso_handle);
+		/* No DSO handle: the library is never unloaded (build.rs). */
+		__register_atfork(NULL, NULL, eatmydata_forget_counts, NULL);
 	else if (pthread_atfork)
 		pthread_atfork(NULL, NULL, eatmydata_forget_counts);
 }

@@ -17,9 +17,9 @@ def stamp(about, commit):
     return f"{date[:4]}-{date[4:6]}-{date[6:8]}-{date[8:12]}-{commit}"
 
 
-def record(root, name, about, body, summary, chart):
+def record(root, name, about, body, table, chart):
     """Write the run's report (`about` lines, then `body`) and chart into the
-    history, the summary and chart into docs/benchmarks.md; return the
+    history, its headline table and chart into docs/benchmarks.md; return the
     report's path."""
     folder = os.path.join(root, "docs/benchmarks")
     os.makedirs(folder, exist_ok=True)
@@ -35,8 +35,8 @@ def record(root, name, about, body, summary, chart):
         raise SystemExit(f"bench-db: {page} has no {START} ... {END} to replace")
     before, rest = text.split(START, 1)
     after = rest.split(END, 1)[1]
-    block = "\n".join([START, ""] + summary + ["", f"![bars per workload and variant]"
-                                                   f"(benchmarks/{name}.svg)", "", END])
+    block = "\n".join([START, ""] + table + ["", f"![bars per workload and variant]"
+                                                 f"(benchmarks/{name}.svg)", "", END])
     with open(page, "w") as file:
         file.write(before + block + after)
     return report

@@ -27,7 +27,7 @@ DEVICE_NOTE = (
 )
 
 
-def summarize(values, higher_is_better):
+def figures(values, higher_is_better):
     """Median, min, max, and the cost (time, or 1/throughput) of the median."""
     median = statistics.median(values)
     cost = 1 / median if higher_is_better else median
@@ -41,7 +41,7 @@ def measure_rows(results, key, unit):
     for variant, outcome in results.items():
         values = [run[key] for run in outcome["runs"]]
         if values:  # every run of a variant can fail; the others still count
-            rows[variant] = summarize(values, higher)
+            rows[variant] = figures(values, higher)
     tmpfs = rows.get("tmpfs", {}).get("cost")
     for variant, row in rows.items():
         plain = rows.get(results[variant]["baseline"], {}).get("cost")
@@ -163,7 +163,7 @@ def chart_data(workloads, results, describe_all, everything=True):
     return panels
 
 
-def summary(workloads, results, describe_all, name):
+def headline_table(workloads, results, describe_all, name):
     """The table of docs/benchmarks.md: the headline file system's modes and tmpfs, each
     as plain's figure and the others' speedups, for the workloads that ran."""
     columns = []

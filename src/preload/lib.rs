@@ -15,12 +15,12 @@
 
 // The modules form layers; each uses only those on the floors below it.
 // Floor 1: what the process was told, and errno.
-#[allow(dead_code)] // what only the supervisor asks: Kind, reaches_disk, disk_fs_type
+#[allow(dead_code)] // what only the supervisor asks (Kind, reaches_disk, disk_fs_type); sqe::ADDR3, for the tests
 #[path = "../durability.rs"]
 mod durability;
 mod errno;
 mod policy;
-#[allow(dead_code)] // what only the command uses
+#[allow(dead_code)] // what only the command uses: the parsers, its own variables
 #[path = "../protocol.rs"]
 mod protocol;
 // Floor 2, in steps, each using the ones before it:

@@ -30,7 +30,7 @@ pub const fn without_direct(flags: c_int) -> c_int {
 /// decision for every way of opening. The switches are read once: this runs
 /// on every open a program makes.
 #[inline]
-pub fn open_flags(flags: c_int) -> c_int {
+pub fn kept_open_flags(flags: c_int) -> c_int {
     let switches = policy::switches();
     if !switches.eating() {
         return flags;
@@ -81,10 +81,10 @@ pub extern "C" fn eatmydata_opened(fd: c_int) {
     flush::note_fd(fd);
 }
 
-/// `eatmydata_open_flags`: [`open_flags`] for the shim's open hooks.
+/// `eatmydata_kept_open_flags`: [`kept_open_flags`] for the shim's open hooks.
 #[unsafe(no_mangle)]
-pub extern "C" fn eatmydata_open_flags(flags: c_int) -> c_int {
-    open_flags(flags)
+pub extern "C" fn eatmydata_kept_open_flags(flags: c_int) -> c_int {
+    kept_open_flags(flags)
 }
 
 /// `eatmydata_setfl_flags`: [`setfl_flags`] for the shim's fcntl hooks.
@@ -99,7 +99,7 @@ const OPEN_HOW_MAX: usize = 64;
 const OPEN_HOW_MIN: usize = mem::size_of::<u64>() * 3;
 
 /// `openat2(dirfd, path, how, size)` through `syscall(2)`, with
-/// [`open_flags`] applied to `how->flags` in a copy: the caller's struct is
+/// [`kept_open_flags`] applied to `how->flags` in a copy: the caller's struct is
 /// never written. A `how` the library cannot read goes to the kernel as it
 /// is, which answers EFAULT as it would without us.
 pub fn openat2(a: [c_long; 6]) -> c_long {
@@ -116,7 +116,7 @@ pub fn openat2(a: [c_long; 6]) -> c_long {
     flags.copy_from_slice(copy.get(..8).unwrap_or(&[0; 8]));
     let old = u64::from_ne_bytes(flags);
     // The kernel refuses flags above 32 bits itself: leave them for it.
-    let new = u64::from(open_flags(old as c_int) as u32) | (old & !0xffff_ffff);
+    let new = u64::from(kept_open_flags(old as c_int) as u32) | (old & !0xffff_ffff);
     if new == old {
         return raw(libc::SYS_openat2, a);
     }

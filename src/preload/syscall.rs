@@ -28,7 +28,7 @@ fn with_fd_flags(a: [c_long; 6], at: usize, f: fn(c_int, c_int) -> c_int) -> [c_
 /// returns recorded when they were changed.
 fn opened(number: c_long, a: [c_long; 6], at: usize) -> c_long {
     let asked = a.get(at).copied().unwrap_or(0) as c_int;
-    let given = open::open_flags(asked);
+    let given = open::kept_open_flags(asked);
     let fd = raw(number, with_flags(a, at, |_| given));
     open::opened(fd, asked, given)
 }

@@ -9,20 +9,14 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::scratch::PrivateFile;
-
 use crate::protocol::{self, Counts, SKIPS};
 
 /// The variable that names the report file to the library.
 pub const VARIABLE: &str = protocol::REPORT;
 
-/// What the processes wrote to the report file, summed up for a reader.
-pub fn summary(file: &PrivateFile, seccomp: bool) -> String {
-    summarize(&file.read(), seccomp)
-}
-
-/// The table a user reads: per program, the processes that reported and
-/// what they skipped; the busiest first, then a total.
+/// The table a user reads, from the `lines` the processes appended to the
+/// report file: per program, the processes that reported and what they
+/// skipped; the busiest first, then a total.
 pub fn summarize(lines: &str, seccomp: bool) -> String {
     let mut programs: BTreeMap<&str, (u64, Counts)> = BTreeMap::new();
     let mut total: (u64, Counts) = (0, [0; SKIPS.len()]);

@@ -11,7 +11,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// An empty file only this user can write, removed when dropped.
+/// An empty file, made with mode 0600 (only this user reads or writes it,
+/// until a caller widens it: the flush list lets any user append), removed
+/// when dropped.
 pub struct PrivateFile(PathBuf);
 
 impl PrivateFile {

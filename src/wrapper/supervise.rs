@@ -116,7 +116,7 @@ pub fn run(
             )
         }))
         .collect();
-    // SAFETY: prctl with an int argument; it cannot fail for PR_SET_CHILD_SUBREAPER.
+    // SAFETY: prctl with integer arguments reads and writes no memory of ours.
     if wait == Wait::Tree && unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } < 0 {
         return Err(Error::Child(io::Error::last_os_error()));
     }

@@ -98,7 +98,7 @@ EMD_NEXT_NAMES(EMD_CACHE)
 		__typeof__(&name) next_fn = NEXT(name);                      \
 		if (!next_fn)                                                 \
 			return eatmydata_missing();                           \
-		int given = eatmydata_open_flags(flags);                      \
+		int given = eatmydata_kept_open_flags(flags);                 \
 		if (__builtin_expect(given == (flags), 1))                    \
 			return next_fn(__VA_ARGS__);                          \
 		return opened(next_fn(__VA_ARGS__));                          \

@@ -76,9 +76,13 @@ pub unsafe fn eat(at: *mut u8, batch: &Batch) {
     match rewrite {
         Rewrite::Keep => return,
         Rewrite::OpenHow(how) => {
-            if !open_how(how, &entry, batch.dropped) {
+            let Some((asked, given)) = open_how(how, &entry, batch.dropped) else {
                 return;
+            };
+            if batch.telling {
+                opened(asked as u32, given as u32);
             }
+            return;
         }
         Rewrite::Nop | Rewrite::OpFlags(_) => {
             sqe::apply(&mut entry, rewrite);
@@ -96,20 +100,20 @@ pub unsafe fn eat(at: *mut u8, batch: &Batch) {
 /// read it (`process_vm_writev`): a how the program cannot write, or
 /// cannot read, is left as it is, and the kernel answers it. The program
 /// can see the change: its `open_how.flags` lose the sync bits.
-fn open_how(how: u64, entry: &[u8; sqe::SIZE], dropped: u32) -> bool {
+/// Returns the flags asked and given, when they were changed.
+fn open_how(how: u64, entry: &[u8; sqe::SIZE], dropped: u32) -> Option<(u64, u64)> {
     // The kernel refuses a how smaller than its first version (24 bytes).
     let size = u32::from_ne_bytes(read4(entry, sqe::LEN));
     if size < 24 {
-        return false;
+        return None;
     }
     let mut flags = [0u8; 8];
     if !caller::copy_from_caller(&mut flags, how as usize) {
-        return false;
+        return None;
     }
-    let Some(given) = sqe::open_how_flags(u64::from_ne_bytes(flags), dropped) else {
-        return false;
-    };
-    caller::copy_to_caller(how as usize, &given.to_ne_bytes())
+    let asked = u64::from_ne_bytes(flags);
+    let given = sqe::open_how_flags(asked, dropped)?;
+    caller::copy_to_caller(how as usize, &given.to_ne_bytes()).then_some((asked, given))
 }
 
 fn read4(entry: &[u8; sqe::SIZE], at: usize) -> [u8; 4] {
@@ -132,10 +136,6 @@ fn told(entry: &[u8; sqe::SIZE], rewrite: Rewrite) {
     match (opcode, rewrite) {
         (sqe::OP_OPENAT, Rewrite::OpFlags(after)) => {
             opened(u32::from_ne_bytes(read4(entry, sqe::OP_FLAGS)), after);
-        }
-        (sqe::OP_OPENAT2, _) => {
-            count(Skip::SyncOpen);
-            flush::note_all();
         }
         (_, Rewrite::Nop | Rewrite::OpFlags(_)) => {
             count(match (opcode, rewrite) {

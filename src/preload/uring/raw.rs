@@ -24,6 +24,7 @@
 //! `MSG_RING`) makes the ring's slots unknown, and their syncs are kept.
 
 use core::ffi::{c_int, c_long};
+use core::ptr;
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use super::rings::{self, ARRAY, HEAD, SETUP_NO_SQARRAY, SQPOLL_DROPPED, TAIL};
@@ -119,7 +120,10 @@ pub fn setup(a: [c_long; 6]) -> c_long {
             None => return -1,
         },
     };
+    // A ring that keeps SQPOLL (with IOPOLL) is read by its kernel thread
+    // at any time: never written here.
     if fd >= 0
+        && given & SETUP_SQPOLL == 0
         && let Some(params) = read_params(at as usize)
     {
         let offsets = [0, 1, 2, 3, 4, 5, 6].map(|i| params[P_SQ_OFF + i]);
@@ -237,7 +241,7 @@ pub fn enter(a: [c_long; 6]) -> c_long {
         return raw(libc::SYS_io_uring_enter, a);
     };
     let sqpoll = view.flags & SQPOLL_DROPPED != 0;
-    let Some(mut batch) = Batch::new(ring.fixed.load(Ordering::Relaxed)) else {
+    let Some(batch) = Batch::new(ring.fixed.load(Ordering::Relaxed)) else {
         return raw(libc::SYS_io_uring_enter, a);
     };
     if to_submit == 0 && !sqpoll {
@@ -253,35 +257,11 @@ pub fn enter(a: [c_long; 6]) -> c_long {
         )
     };
     let pending = tail.wrapping_sub(head);
-    if pending <= view.entries {
-        let seen = ring.seen.load(Ordering::Relaxed);
-        let start = if seen.wrapping_sub(head) <= pending {
-            seen
-        } else {
-            head
-        };
-        let entries =
-            || (0..tail.wrapping_sub(start)).filter_map(|n| entry_at(&view, start.wrapping_add(n)));
-        if batch.fixed != 0 {
-            for at in entries() {
-                // SAFETY: an entry of the mapped array (entry_at).
-                let entry = unsafe { &*(at as *const [u8; sqe::SIZE]) };
-                match slots_after(entry) {
-                    Slots::Same => continue,
-                    Slots::Changed => ring.fixed.store(0, Ordering::Relaxed),
-                    Slots::Sent => rings::forget_all_fixed(),
-                }
-                batch.fixed = 0;
-                break;
-            }
-        }
-        for at in entries() {
-            // SAFETY: as above; published by the program, not yet read by
-            // the kernel, which reads it only in this call.
-            unsafe { eat(at, &batch) };
-        }
-        ring.seen.store(tail, Ordering::Relaxed);
+    if pending > view.entries {
+        // Not a state the kernel leaves: its answer, as made.
+        return raw(libc::SYS_io_uring_enter, a);
     }
+    eat_pending(ring, &view, head, tail, batch);
     if !sqpoll {
         return raw(libc::SYS_io_uring_enter, a);
     }
@@ -289,6 +269,38 @@ pub fn enter(a: [c_long; 6]) -> c_long {
     all[1] = pending.into();
     let submitted = raw(libc::SYS_io_uring_enter, all);
     if submitted < 0 { submitted } else { to_submit }
+}
+
+/// Rewrites the entries from `head` to `tail` not rewritten yet (a
+/// submission the kernel took only in part leaves some seen).
+fn eat_pending(ring: &rings::Ring, view: &rings::View, head: u32, tail: u32, mut batch: Batch) {
+    let seen = ring.seen.load(Ordering::Relaxed);
+    let start = if seen.wrapping_sub(head) <= tail.wrapping_sub(head) {
+        seen
+    } else {
+        head
+    };
+    let entries =
+        || (0..tail.wrapping_sub(start)).filter_map(|n| entry_at(view, start.wrapping_add(n)));
+    if batch.fixed != 0 {
+        for at in entries() {
+            // SAFETY: an entry of the mapped array (entry_at), copied.
+            let entry = unsafe { ptr::read(at as *const [u8; sqe::SIZE]) };
+            match slots_after(&entry) {
+                Slots::Same => continue,
+                Slots::Changed => ring.fixed.store(0, Ordering::Relaxed),
+                Slots::Sent => rings::forget_all_fixed(),
+            }
+            batch.fixed = 0;
+            break;
+        }
+    }
+    for at in entries() {
+        // SAFETY: as above; published by the program, not yet read by
+        // the kernel, which reads it only in this call.
+        unsafe { eat(at, &batch) };
+    }
+    ring.seen.store(tail, Ordering::Relaxed);
 }
 
 /// The address of the entry the kernel takes `n`-th from the ring, if it

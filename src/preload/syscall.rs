@@ -6,7 +6,7 @@
 use core::ffi::{c_int, c_long};
 
 use crate::kernel::raw;
-use crate::uring::raw as uring;
+use crate::uring::{enter, fixed, setup};
 use crate::{linux_aio, mman, open, policy, sync, uio};
 
 /// Replaces the int argument at `at` with `f` of it.
@@ -77,11 +77,11 @@ pub unsafe extern "C" fn eatmydata_syscall(number: c_long, args: *const [c_long;
         libc::SYS_io_getevents => linux_aio::get_events(number, a),
         linux_aio::SYS_IO_PGETEVENTS => linux_aio::get_events(number, a),
         libc::SYS_io_destroy => linux_aio::destroy(a),
-        libc::SYS_io_uring_setup => uring::setup(a),
-        libc::SYS_io_uring_enter => uring::enter(a),
-        libc::SYS_io_uring_register => uring::register(a),
-        libc::SYS_mmap => uring::mmap(a),
-        libc::SYS_munmap => uring::munmap(a),
+        libc::SYS_io_uring_setup => setup::setup(a),
+        libc::SYS_io_uring_enter => enter::enter(a),
+        libc::SYS_io_uring_register => fixed::register(a),
+        libc::SYS_mmap => setup::mmap(a),
+        libc::SYS_munmap => setup::munmap(a),
         _ => raw(number, a),
     }
 }

@@ -16,7 +16,8 @@
 //!   ring, whose kernel thread reads entries as soon as they are published,
 //!   only ever sees rewritten ones, and keeps the flags it asked for.
 //! - libc's `syscall()` (fio's engine): rings are learnt at setup and mmap
-//!   ([`rings`]) and entries rewritten at `io_uring_enter` ([`raw`]).
+//!   ([`setup`], [`rings`]) and entries rewritten at `io_uring_enter`
+//!   ([`enter`]), fixed files followed at `io_uring_register` ([`fixed`]).
 //!
 //! Only what the kernel would accept is rewritten (the rule's own checks),
 //! and a sync entry only when its file certainly reaches a disk: a plain
@@ -31,8 +32,10 @@ use crate::durability::{self, OPEN_SYNC};
 use crate::report::{Skip, count, counted};
 use crate::{caller, flush, policy, sync};
 
-pub mod raw;
+pub mod enter;
+pub mod fixed;
 pub mod rings;
+pub mod setup;
 
 /// What a batch of entries is rewritten with.
 #[derive(Clone, Copy)]

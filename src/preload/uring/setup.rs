@@ -1,8 +1,7 @@
-//! io_uring through libc's `syscall()` and `mmap()` (fio's own engine):
-//! the ring is learnt at `io_uring_setup` (its flags and `sq_off`) and at
-//! the mmaps of its SQ ring and entries ([`super::rings`]); at each
-//! `io_uring_enter` the entries between the kernel's head and the
-//! program's tail are rewritten, then the call goes on as made.
+//! `io_uring_setup(2)` and the mmaps of a ring, through libc's
+//! `syscall()` and `mmap()` (fio's own engine does both): the ring is
+//! learnt from its flags and `sq_off`, then from where its SQ ring and
+//! entries are mapped ([`super::rings`]), for [`super::enter`].
 //!
 //! SQPOLL: a kernel thread would read published entries with no call at
 //! all, so a ring that asks for it is made without it (with `SQ_AFF` and
@@ -15,25 +14,17 @@
 //! `to_submit`, as an SQPOLL ring does. A program that queues and never
 //! enters would hang without eatmydata too, once its thread idles. A ring
 //! with `IOPOLL`, whose completions the thread would reap, keeps SQPOLL and
-//! is not rewritten.
-//!
-//! Fixed files: `io_uring_register` of files (and their updates) is
-//! followed for slots 0 to 63, each probed as `fsync(2)` probes a
-//! descriptor; any entry or registration that may change slots otherwise
-//! (a direct open, accept or close, `FILES_UPDATE`, a file sent by
-//! `MSG_RING`) makes the ring's slots unknown, and their syncs are kept.
+//! is not learnt: its thread may read an entry at any time.
 
 use core::ffi::{c_int, c_long};
-use core::ptr;
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use super::rings::{self, ARRAY, HEAD, SETUP_NO_SQARRAY, SQPOLL_DROPPED, TAIL};
-use super::{Batch, SETUP_SQE_MIXED, eat};
+use super::SETUP_SQE_MIXED;
+use super::rings::{self, SQPOLL_DROPPED};
 use crate::caller::{copy_from_caller, copy_to_caller};
-use crate::durability::sqe;
 use crate::errno;
 use crate::kernel::{close_own, raw};
-use crate::{policy, sync};
+use crate::policy;
 
 const SETUP_IOPOLL: u32 = 1;
 const SETUP_SQPOLL: u32 = 1 << 1;
@@ -46,7 +37,6 @@ const SETUP_NO_MMAP: u32 = 1 << 14;
 const SETUP_REGISTERED_FD_ONLY: u32 = 1 << 15;
 const SETUP_SQ_REWIND: u32 = 1 << 20;
 const SQ_NEED_WAKEUP: u32 = 1;
-const ENTER_REGISTERED_RING: c_long = 1 << 4;
 
 /// Whether a ring made with `flags` can be learnt: not one in the
 /// program's own memory (`NO_MMAP`), one with no descriptor
@@ -200,202 +190,6 @@ fn is_io_uring(fd: c_int) -> bool {
     link.get(..len.max(0) as usize) == Some(b"anon_inode:[io_uring]")
 }
 
-/// What an entry does to a ring's fixed files besides using them.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Slots {
-    Same,
-    /// Its own ring's slots may change.
-    Changed,
-    /// Another ring's slots may change (a file sent by `MSG_RING`).
-    Sent,
-}
-
-/// Whether `entry` may change fixed-file slots when it runs.
-pub fn slots_after(entry: &[u8; sqe::SIZE]) -> Slots {
-    const ACCEPT: u8 = 13;
-    const CLOSE: u8 = 19;
-    const FILES_UPDATE: u8 = 20;
-    const MSG_RING: u8 = 40;
-    const SOCKET: u8 = 45;
-    const PIPE: u8 = 62;
-    const MSG_SEND_FD: u8 = 1;
-    let file_index = entry[sqe::SPLICE_FD_IN..sqe::SPLICE_FD_IN + 4] != [0; 4];
-    match entry[sqe::OPCODE] {
-        FILES_UPDATE => Slots::Changed,
-        ACCEPT | sqe::OP_OPENAT | CLOSE | sqe::OP_OPENAT2 | SOCKET | PIPE if file_index => {
-            Slots::Changed
-        }
-        MSG_RING if entry[sqe::ADDR] == MSG_SEND_FD => Slots::Sent,
-        op if op > PIPE => Slots::Changed,
-        _ => Slots::Same,
-    }
-}
-
-/// `io_uring_enter(fd, to_submit, ...)`: the entries the kernel is about to
-/// read rewritten, then the call. On a ring whose SQPOLL was dropped,
-/// every pending entry is submitted and the answer is `to_submit`.
-pub fn enter(a: [c_long; 6]) -> c_long {
-    let [fd, to_submit, _, flags, ..] = a;
-    let ring = rings::find(fd as i32).filter(|_| flags & ENTER_REGISTERED_RING == 0);
-    let Some((ring, view)) = ring.and_then(|ring| Some((ring, ring.view()?))) else {
-        return raw(libc::SYS_io_uring_enter, a);
-    };
-    let sqpoll = view.flags & SQPOLL_DROPPED != 0;
-    let Some(batch) = Batch::new(ring.fixed.load(Ordering::Relaxed)) else {
-        return raw(libc::SYS_io_uring_enter, a);
-    };
-    if to_submit == 0 && !sqpoll {
-        return raw(libc::SYS_io_uring_enter, a);
-    }
-    // SAFETY: the SQ ring is mapped (the view says so) and holds its head
-    // and tail words, which the kernel and the program update atomically.
-    let (head, tail) = unsafe {
-        let word = |at: u32| AtomicU32::from_ptr((view.sq_ring + at as usize) as *mut u32);
-        (
-            word(view.offsets[HEAD]).load(Ordering::Acquire),
-            word(view.offsets[TAIL]).load(Ordering::Acquire),
-        )
-    };
-    let pending = tail.wrapping_sub(head);
-    if pending > view.entries {
-        // Not a state the kernel leaves: its answer, as made.
-        return raw(libc::SYS_io_uring_enter, a);
-    }
-    eat_pending(ring, &view, head, tail, batch);
-    if !sqpoll {
-        return raw(libc::SYS_io_uring_enter, a);
-    }
-    let mut all = a;
-    all[1] = pending.into();
-    let submitted = raw(libc::SYS_io_uring_enter, all);
-    if submitted < 0 { submitted } else { to_submit }
-}
-
-/// Rewrites the entries from `head` to `tail` not rewritten yet (a
-/// submission the kernel took only in part leaves some seen).
-fn eat_pending(ring: &rings::Ring, view: &rings::View, head: u32, tail: u32, mut batch: Batch) {
-    let seen = ring.seen.load(Ordering::Relaxed);
-    let start = if seen.wrapping_sub(head) <= tail.wrapping_sub(head) {
-        seen
-    } else {
-        head
-    };
-    let entries =
-        || (0..tail.wrapping_sub(start)).filter_map(|n| entry_at(view, start.wrapping_add(n)));
-    if batch.fixed != 0 {
-        for at in entries() {
-            // SAFETY: an entry of the mapped array (entry_at), copied.
-            let entry = unsafe { ptr::read(at as *const [u8; sqe::SIZE]) };
-            match slots_after(&entry) {
-                Slots::Same => continue,
-                Slots::Changed => ring.fixed.store(0, Ordering::Relaxed),
-                Slots::Sent => rings::forget_all_fixed(),
-            }
-            batch.fixed = 0;
-            break;
-        }
-    }
-    for at in entries() {
-        // SAFETY: as above; published by the program, not yet read by
-        // the kernel, which reads it only in this call.
-        unsafe { eat(at, &batch) };
-    }
-    ring.seen.store(tail, Ordering::Relaxed);
-}
-
-/// The address of the entry the kernel takes `n`-th from the ring, if it
-/// is one (an index past the array is dropped by the kernel).
-fn entry_at(view: &rings::View, n: u32) -> Option<*mut u8> {
-    let slot = n & view.entries.wrapping_sub(1);
-    let index = if view.flags & SETUP_NO_SQARRAY != 0 {
-        slot
-    } else {
-        let at = view.sq_ring + view.offsets[ARRAY] as usize + 4 * slot as usize;
-        // SAFETY: the array is inside the mapped SQ ring (rings::mapped
-        // checked its length); the program wrote it before the tail.
-        unsafe { AtomicU32::from_ptr(at as *mut u32) }.load(Ordering::Relaxed)
-    };
-    (index < view.entries).then_some((view.sqes + index as usize * view.entry_size) as *mut u8)
-}
-
-const REGISTER_FILES: c_long = 2;
-const UNREGISTER_FILES: c_long = 3;
-const REGISTER_FILES_UPDATE: c_long = 6;
-const REGISTER_FILES2: c_long = 13;
-const REGISTER_FILES_UPDATE2: c_long = 14;
-const REGISTER_USE_REGISTERED_RING: c_long = 1 << 31;
-const FILES_SKIP: i32 = -2;
-
-/// `io_uring_register(fd, opcode, arg, nr)`: made, then the ring's fixed
-/// files followed when it registered or updated them.
-pub fn register(a: [c_long; 6]) -> c_long {
-    let answer = raw(libc::SYS_io_uring_register, a);
-    let [fd, opcode, arg, nr, ..] = a;
-    let files = matches!(
-        opcode & !REGISTER_USE_REGISTERED_RING,
-        REGISTER_FILES
-            | UNREGISTER_FILES
-            | REGISTER_FILES_UPDATE
-            | REGISTER_FILES2
-            | REGISTER_FILES_UPDATE2
-    );
-    if !files || answer < 0 {
-        return answer;
-    }
-    let Some(ring) = rings::find(fd as i32).filter(|_| opcode & REGISTER_USE_REGISTERED_RING == 0)
-    else {
-        rings::forget_all_fixed();
-        return answer;
-    };
-    let fixed = match opcode {
-        REGISTER_FILES => disk_slots(0, arg as usize, nr as usize, 0),
-        REGISTER_FILES_UPDATE => {
-            let mut update = [0u8; 16];
-            if copy_from_caller(&mut update, arg as usize) {
-                let offset = u32::from_ne_bytes([update[0], update[1], update[2], update[3]]);
-                let mut fds = [0u8; 8];
-                fds.copy_from_slice(&update[8..]);
-                let fds = u64::from_ne_bytes(fds) as usize;
-                let before = ring.fixed.load(Ordering::Relaxed);
-                disk_slots(offset as usize, fds, answer as usize, before)
-            } else {
-                0
-            }
-        }
-        _ => 0,
-    };
-    ring.fixed.store(fixed, Ordering::Relaxed);
-    answer
-}
-
-/// The fixed slots known to reach a disk after `count` descriptors (at
-/// `fds` in the program's memory) went into slots from `first` on, the
-/// others as `before` had them.
-fn disk_slots(first: usize, fds: usize, count: usize, before: u64) -> u64 {
-    let count = count.min(64usize.saturating_sub(first));
-    let mut bytes = [0u8; 4 * 64];
-    let Some(buffer) = bytes.get_mut(..4 * count) else {
-        return 0;
-    };
-    if !copy_from_caller(buffer, fds) {
-        return 0;
-    }
-    let mut fixed = before;
-    for (n, chunk) in buffer.chunks_exact(4).enumerate() {
-        let fd = i32::from_ne_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-        let bit = 1u64 << (first + n);
-        if fd == FILES_SKIP {
-            continue;
-        }
-        if fd >= 0 && sync::fsync_would_succeed(fd) {
-            fixed |= bit;
-        } else {
-            fixed &= !bit;
-        }
-    }
-    fixed
-}
-
 /// `mmap(2)` by number: a ring's mapping noted, and one mapped over
 /// forgotten first.
 pub fn mmap(a: [c_long; 6]) -> c_long {
@@ -442,6 +236,8 @@ pub extern "C" fn eatmydata_uring_unmapping(at: usize, len: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::uring::SETUP_SQE128;
+    use crate::uring::rings::SETUP_NO_SQARRAY;
 
     #[test]
     fn sqpoll_goes_only_where_the_kernel_takes_the_flags_either_way() {
@@ -460,34 +256,11 @@ mod tests {
 
     #[test]
     fn rings_outside_the_process_or_of_new_kernels_are_not_learnt() {
-        assert!(learnable(
-            SETUP_SQPOLL | SETUP_NO_SQARRAY | super::super::SETUP_SQE128
-        ));
+        assert!(learnable(SETUP_SQPOLL | SETUP_NO_SQARRAY | SETUP_SQE128));
         assert!(!learnable(SETUP_NO_MMAP));
         assert!(!learnable(SETUP_REGISTERED_FD_ONLY));
         assert!(!learnable(SETUP_SQE_MIXED));
         assert!(!learnable(1 << 21));
-    }
-
-    fn entry(opcode: u8) -> [u8; sqe::SIZE] {
-        let mut entry = [0; sqe::SIZE];
-        entry[sqe::OPCODE] = opcode;
-        entry
-    }
-
-    #[test]
-    fn entries_that_move_fixed_files_are_told_apart() {
-        assert_eq!(slots_after(&entry(sqe::OP_FSYNC)), Slots::Same);
-        assert_eq!(slots_after(&entry(sqe::OP_OPENAT)), Slots::Same);
-        let mut direct = entry(sqe::OP_OPENAT);
-        direct[sqe::SPLICE_FD_IN] = 3;
-        assert_eq!(slots_after(&direct), Slots::Changed);
-        assert_eq!(slots_after(&entry(20)), Slots::Changed);
-        let mut send = entry(40);
-        send[sqe::ADDR] = 1;
-        assert_eq!(slots_after(&send), Slots::Sent);
-        assert_eq!(slots_after(&entry(40)), Slots::Same);
-        assert_eq!(slots_after(&entry(200)), Slots::Changed);
     }
 
     #[test]

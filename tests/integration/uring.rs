@@ -88,6 +88,21 @@ fn liburing_fsyncs_submitted_one_by_one_reach_no_disk() {
     eaten("each");
 }
 
+/// liburing publishes entries only in its submit functions, so an SQPOLL
+/// ring is rewritten before its kernel thread can read them, and keeps
+/// the flags it was given.
+#[test]
+fn a_liburing_sqpoll_ring_keeps_sqpoll_and_flushes_nothing() {
+    eaten("sqpoll");
+    let dir = TempDir::new("uring-sqpoll-flags");
+    for way in [Way::Alone, Way::Preloaded, Way::Command] {
+        let outcome = run(way, &["sqpoll", "2"], &dir.join("data"))
+            .run()
+            .success();
+        assert_eq!(results(&outcome)["sqpoll"], "kept", "{way:?}");
+    }
+}
+
 #[test]
 fn a_ring_driven_through_syscall_flushes_nothing() {
     eaten("raw");

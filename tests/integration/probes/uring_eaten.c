@@ -4,6 +4,8 @@
  *   uring_eaten batch FILE N     N writes each linked to an fsync, four
  *                                pairs (8 entries) per io_uring_submit_and_wait
  *   uring_eaten each FILE N      a write, then an fsync, each submitted alone
+ *   uring_eaten sqpoll FILE N    batches on an SQPOLL ring; says whether
+ *                                liburing still sees SQPOLL (sqpoll=kept)
  *   uring_eaten bad FILE         entries the kernel answers with an error,
  *                                or with 0 and no disk: NAME=RES per entry
  *   uring_eaten open2 FILE       OPENAT2 with O_DSYNC, from writable and
@@ -72,12 +74,14 @@ static void write_and_fsync(struct io_uring *ring, int fd, long i)
 	io_uring_prep_fsync(next(ring), fd, i % 2 ? IORING_FSYNC_DATASYNC : 0);
 }
 
-static int batch(const char *path, long count, int alone)
+static int batch(const char *path, long count, int alone, unsigned flags)
 {
 	struct io_uring ring;
-	int error = io_uring_queue_init(8, &ring, 0);
+	int error = io_uring_queue_init(8, &ring, flags);
 	if (error)
 		die("init", error);
+	if (flags & IORING_SETUP_SQPOLL)
+		printf("sqpoll=%s\n", ring.flags & IORING_SETUP_SQPOLL ? "kept" : "dropped");
 	int fd = open_file(path);
 	for (long i = 0; i < count; i += alone ? 1 : 4) {
 		int pairs = alone ? 1 : (count - i < 4 ? count - i : 4);
@@ -314,9 +318,11 @@ int main(int argc, char **argv)
 {
 	memset(block, 'e', sizeof block);
 	if (argc == 4 && !strcmp(argv[1], "batch"))
-		return batch(argv[2], atol(argv[3]), 0);
+		return batch(argv[2], atol(argv[3]), 0, 0);
 	if (argc == 4 && !strcmp(argv[1], "each"))
-		return batch(argv[2], atol(argv[3]), 1);
+		return batch(argv[2], atol(argv[3]), 1, 0);
+	if (argc == 4 && !strcmp(argv[1], "sqpoll"))
+		return batch(argv[2], atol(argv[3]), 0, IORING_SETUP_SQPOLL);
 	if (argc == 3 && !strcmp(argv[1], "bad"))
 		return bad(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "open2"))
@@ -325,6 +331,6 @@ int main(int argc, char **argv)
 		return raw(argv[2], atol(argv[3]), 0);
 	if (argc == 4 && !strcmp(argv[1], "rawpoll"))
 		return raw(argv[2], atol(argv[3]), 1);
-	fprintf(stderr, "usage: %s batch|each|raw|rawpoll FILE N | bad FILE | open2 FILE\n", argv[0]);
+	fprintf(stderr, "usage: %s batch|each|sqpoll|raw|rawpoll FILE N | bad FILE | open2 FILE\n", argv[0]);
 	return 2;
 }

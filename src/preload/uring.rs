@@ -15,9 +15,17 @@
 //!   `sqe_tail` in `struct io_uring`, then call liburing. So even an SQPOLL
 //!   ring, whose kernel thread reads entries as soon as they are published,
 //!   only ever sees rewritten ones, and keeps the flags it asked for.
-//! - libc's `syscall()` (fio's engine): rings are learnt at setup and mmap
-//!   ([`setup`], [`rings`]) and entries rewritten at `io_uring_enter`
-//!   ([`enter`]), fixed files followed at `io_uring_register` ([`fixed`]).
+//! - libc's `syscall()`: rings are learnt at setup and mmap ([`setup`],
+//!   [`rings`]) and entries rewritten at `io_uring_enter` ([`enter`]),
+//!   fixed files followed at `io_uring_register` ([`fixed`]).
+//!
+//! What no preload can reach: a program that enters the kernel itself.
+//! fio's engine (3.33) sets up and registers through `syscall()` but calls
+//! `io_uring_enter` with an inline `syscall` instruction, so its entries
+//! reach the kernel unread here (its flushes need `--seccomp`); so do a
+//! statically linked liburing's. liburing's own `io_uring_setup`,
+//! `io_uring_enter`, `io_uring_enter2` and `io_uring_register` wrappers are
+//! not hooked: a ring driven only through them goes to the kernel as made.
 //!
 //! Only what the kernel would accept is rewritten (the rule's own checks),
 //! and a sync entry only when its file certainly reaches a disk: a plain

@@ -2,7 +2,8 @@
  * ext4): each round writes a byte and asks for it to be durable, 50 times.
  * Under eatmydata these must cost no flush; alone, about one or two each.
  *
- *   fsync fdatasync msync uring_fsync uring_fixed_fsync openat2_osync
+ *   fsync fdatasync msync uring_fsync uring_fixed_fsync uring_sqe128_fsync
+ *   openat2_osync
  */
 #include "parity.h"
 #include <linux/openat2.h>
@@ -28,10 +29,12 @@ static int run(const char *which)
 			done += msync(map, 4096, MS_SYNC) == 0;
 		}
 	}
-	else if (!strcmp(which, "uring_fsync") || !strcmp(which, "uring_fixed_fsync")) {
+	else if (!strncmp(which, "uring_", 6)) {
 		int fixed = !strcmp(which, "uring_fixed_fsync");
+		unsigned flags = !strcmp(which, "uring_sqe128_fsync") ? IORING_SETUP_SQE128 : 0;
 		struct io_uring ring;
-		if (io_uring_queue_init(4, &ring, 0) || (fixed && io_uring_register_files(&ring, &fd, 1)))
+		if (io_uring_queue_init(4, &ring, flags) ||
+		    (fixed && io_uring_register_files(&ring, &fd, 1)))
 			return 3;
 		for (int i = 0; i < ROUNDS; i++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);

@@ -187,7 +187,7 @@ mod uring {
         fixed_beyond, fsync_pipe, fsync_devnull, fsync_badfd, fsync_opath, chain,
         chain_broken, openat_sync, sqpoll, no_mmap, resize, fixed_pipe, fixed_sparse,
         fixed_updated, fixed_direct, sfr_overflow, sfr_addr, fsync_bufindex, fsync_splicefd,
-        fsync_bufselect, fsync_personality,
+        fsync_bufselect, fsync_personality, register_ring, sqe128, cqe32,
     }
 }
 

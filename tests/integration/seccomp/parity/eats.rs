@@ -83,6 +83,11 @@ fn eats_uring_fixed_fsync() {
 }
 
 #[test]
+fn eats_uring_sqe128_fsync() {
+    eats("uring_sqe128_fsync");
+}
+
+#[test]
 fn eats_openat2_osync() {
     eats("openat2_osync");
 }

@@ -20,4 +20,5 @@ pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     ("uring::sqpoll", "SQPOLL taken out of the setup flags, which the program reads back"),
     ("uring::no_mmap", "IORING_SETUP_NO_MMAP refused with EINVAL before the kernel's check"),
     ("uring::resize", "IORING_REGISTER_RESIZE_RINGS refused with EINVAL"),
+    ("uring::register_ring", "IORING_REGISTER_RING_FDS refused with EINVAL, the kernel gives 1"),
 ];

@@ -20,6 +20,8 @@ use core::ptr;
 
 use eatmydata_dynsym::{Memory, Symbol, Tables};
 
+use crate::errno;
+
 /// Loadable segments of one object kept at most (real ones have four).
 const MAX_SEGMENTS: usize = 16;
 
@@ -128,7 +130,11 @@ unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, size: usize, data: *mu
     c_int::from(walk.found.is_some())
 }
 
+/// One walk over the loaded objects. errno is left as it was: getauxval
+/// sets it where there is no vDSO (qemu-user), and a hook that looks a name
+/// up on its way to succeeding must not change it.
 fn walk(name: Option<&CStr>) -> Walk<'_> {
+    let saved = errno::get();
     let mut walk = Walk {
         ours: visit as *const () as usize as u64,
         // SAFETY: getauxval has no preconditions; 0 when there is no vDSO.
@@ -141,6 +147,7 @@ fn walk(name: Option<&CStr>) -> Walk<'_> {
     // SAFETY: the callback reads only what the loader gives it and `walk`,
     // which outlives the call.
     unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut walk).cast()) };
+    errno::set(saved);
     walk
 }
 
@@ -149,7 +156,11 @@ fn walk(name: Option<&CStr>) -> Walk<'_> {
 /// count of objects loaded, as this walk saw it.
 pub fn find(name: &CStr) -> (*mut c_void, Option<u64>) {
     let walk = walk(Some(name));
-    (walk.found.map_or(ptr::null_mut(), address_of), walk.adds)
+    let saved = errno::get();
+    let found = walk.found.map_or(ptr::null_mut(), address_of);
+    // An IFUNC resolver is someone else's code: errno stays ours.
+    errno::set(saved);
+    (found, walk.adds)
 }
 
 /// The loader's count of objects loaded so far, when it tells.

@@ -22,7 +22,9 @@ fn a_missing_next_definition_fails_the_call_instead_of_crashing() {
     let outcome = Run::new(&program).preload(true).run().success();
     assert_eq!(
         outcome.stdout(),
-        "missing: null null, remembered: yes\nwrite: libc's, cached: yes\nfallback: -1 ENOSYS\n"
+        "missing: null null, remembered: yes\n\
+         write: libc's, cached: yes, errno kept: yes\n\
+         fallback: -1 ENOSYS\n"
     );
     // Control: without the library the probe cannot reach the lookup.
     let control = Run::new(&program).run();

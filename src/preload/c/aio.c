@@ -24,13 +24,21 @@
 #include "shim.h"
 
 #include <aio.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+
+/* A system call without arguments, by the library's own path to the kernel:
+ * one name fewer for the loader to bind in every process than calling
+ * libc's sched_yield, getpid and getuid by name. */
+static long kernel0(long number)
+{
+	const long none[6] = { 0 };
+	return eatmydata_kernel(number, none);
+}
 
 /*
  * libc writes a request's outcome into the aiocb: glibc calls the fields
@@ -73,7 +81,7 @@ static void notify_thread(union sigval own)
 {
 	struct notice *notice = own.sival_ptr;
 	while (!atomic_load_explicit(&notice->ready, memory_order_acquire))
-		sched_yield();
+		kernel0(SYS_sched_yield);
 	void (*function)(union sigval) = notice->function;
 	union sigval value = notice->value;
 	/* libc reads nothing of the private request once it has notified. */
@@ -123,8 +131,8 @@ static void queue_signal(const struct sigevent *event)
 	memset(&info, 0, sizeof info);
 	info.si_signo = event->sigev_signo;
 	info.si_code = SI_ASYNCIO;
-	info.si_pid = getpid();
-	info.si_uid = getuid();
+	info.si_pid = (pid_t)kernel0(SYS_getpid);
+	info.si_uid = (uid_t)kernel0(SYS_getuid);
 	info.si_value = event->sigev_value;
 	long args[6] = { info.si_pid, info.si_signo, (long)&info };
 	eatmydata_kernel(SYS_rt_sigqueueinfo, args);

@@ -26,34 +26,29 @@
 
 /*
  * The library needs nothing but libc, so that loading it costs a process
- * one object to map. Two libc functions it calls moved into libc only in
- * glibc 2.34 (before, libpthread had them), so both are weak references:
- * a program on an older glibc that did not load libpthread has no thread
- * to cancel and no pthread_atfork of its own, and the library does without.
- * Each is bound to its oldest version, which every glibc from 2.17 has; a
- * plain build would bind pthread_testcancel@GLIBC_2.34.
+ * one object to map. pthread_testcancel moved into libc only in glibc 2.34
+ * (before, libpthread had it), so it is a weak reference: a program on an
+ * older glibc that did not load libpthread has no thread to cancel. It is
+ * bound to its oldest version, which every glibc from 2.17 has; a plain
+ * build would bind pthread_testcancel@GLIBC_2.34.
  */
 #if defined(__x86_64__)
-#define EMD_OLD_GLIBC "GLIBC_2.2.5"
+__asm__(".symver pthread_testcancel, pthread_testcancel@GLIBC_2.2.5");
 #elif defined(__aarch64__)
-#define EMD_OLD_GLIBC "GLIBC_2.17"
-#endif
-#ifdef EMD_OLD_GLIBC
-__asm__(".symver pthread_testcancel, pthread_testcancel@" EMD_OLD_GLIBC);
-/*
- * pthread_atfork is, in glibc's headers, a static stub from libc_nonshared.a
- * that calls __register_atfork, a name musl does not have: musl's loader
- * then refuses to relocate the library and the program dies before main.
- * The exported pthread_atfork of this version (libpthread before 2.34, libc
- * since) is in both libcs; musl ignores the version.
- */
-__asm__(".symver pthread_atfork, pthread_atfork@" EMD_OLD_GLIBC);
+__asm__(".symver pthread_testcancel, pthread_testcancel@GLIBC_2.17");
 #endif
 #pragma weak pthread_testcancel
-#pragma weak pthread_atfork
-/* glibc's own registration, in libc.so.6 since 2.3.2; not in musl. */
+/*
+ * The fork handler is registered with glibc's __register_atfork, in
+ * libc.so.6 since 2.3.2 (glibc's pthread_atfork is, in its headers, a
+ * static stub that calls it, and the exported one lived in libpthread
+ * before 2.34). musl has no such name, so the reference is weak, and
+ * there musl's pthread_atfork is found by the library's own lookup: no
+ * reference to it for glibc's loader to bind in every process.
+ */
 extern int __register_atfork(void (*prepare)(void), void (*parent)(void),
 			     void (*child)(void), void *dso) __attribute__((weak));
+static void *next_pthread_atfork;
 
 /* A cancellation point standing in for a call that is skipped. */
 #define TESTCANCEL()                                                          \
@@ -130,11 +125,14 @@ __attribute__((constructor)) static void warm_up(void)
 {
 	eatmydata_warm_up();
 	/* A forked child reports what it skipped, not its parent's counts. */
-	if (__register_atfork)
+	if (__register_atfork) {
 		/* No DSO handle: the library is never unloaded (build.rs). */
 		__register_atfork(NULL, NULL, eatmydata_forget_counts, NULL);
-	else if (pthread_atfork)
-		pthread_atfork(NULL, NULL, eatmydata_forget_counts);
+	} else {
+		__typeof__(&pthread_atfork) atfork = NEXT(pthread_atfork);
+		if (atfork)
+			atfork(NULL, NULL, eatmydata_forget_counts);
+	}
 }
 
 /* For eatmydata --report: this process's line, as it exits. */

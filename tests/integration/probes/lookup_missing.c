@@ -24,9 +24,12 @@ int main(void)
 	       remembered ? "yes" : "no");
 
 	void *found_cache = NULL;
+	errno = 1234;
 	void *found = next(&found_cache, "write");
-	printf("write: %s, cached: %s\n", found && found == dlsym(RTLD_DEFAULT, "write") ? "libc's" : "other",
-	       found_cache == found ? "yes" : "no");
+	int kept = errno == 1234;
+	printf("write: %s, cached: %s, errno kept: %s\n",
+	       found && found == dlsym(RTLD_DEFAULT, "write") ? "libc's" : "other",
+	       found_cache == found ? "yes" : "no", kept ? "yes" : "no");
 
 	errno = 0;
 	int result = missing();

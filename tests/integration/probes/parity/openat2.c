@@ -13,11 +13,14 @@
  *   getfl2          the same after openat2(O_SYNC)
  *   how_readback    the open_how's flags, read back after openat2(O_SYNC)
  *   how_readonly    an open_how in read-only memory: opened all the same
+ *   how_in_file     an open_how in a shared mapping of AREA/how: the file
+ *                   holds what the program wrote there, and nothing else
  *   how_big_zero    a 32-byte open_how whose tail is zero: accepted
  *   how_big_nonzero a 32-byte open_how whose tail is not zero: E2BIG
  */
 #include "parity.h"
 #include <linux/openat2.h>
+#include <sys/mman.h>
 
 static int open2(int dir, const char *path, unsigned long long flags, unsigned long long resolve)
 {
@@ -94,6 +97,19 @@ static int run(const char *which)
 	CASE("how_readonly") {
 		static const struct open_how how = {.flags = O_WRONLY | O_SYNC};
 		say("open", syscall(SYS_openat2, root, "target", &how, sizeof how));
+		return 0;
+	}
+	CASE("how_in_file") {
+		int file = open(at("how"), O_RDWR | O_CREAT, 0644);
+		if (file < 0 || ftruncate(file, sizeof(struct open_how)))
+			return 3;
+		struct open_how *how = mmap(NULL, sizeof *how, PROT_READ | PROT_WRITE, MAP_SHARED,
+					    file, 0);
+		if (how == MAP_FAILED)
+			return 3;
+		how->flags = O_WRONLY | O_SYNC;
+		say("open", syscall(SYS_openat2, root, "target", how, sizeof *how));
+		say("munmap", munmap(how, sizeof *how));
 		return 0;
 	}
 	CASE("how_big_zero") {

@@ -24,6 +24,8 @@
  *   chain_broken    write -> fsync with bad flags -> write, linked: the
  *                   third is cancelled
  *   openat_sync     OPENAT of AREA/new with O_CREAT|O_SYNC, then a write
+ *   openat2_in_file OPENAT2 whose open_how (O_SYNC) lies in a shared
+ *                   mapping of AREA/how: the file keeps what was written
  *   sqpoll          a SQPOLL ring: the flags the program reads back, and a
  *                   write and an fsync through it
  *   no_mmap         IORING_SETUP_NO_MMAP without memory: the kernel's error
@@ -35,6 +37,8 @@
  */
 #include "parity.h"
 #include <liburing.h>
+#include <linux/openat2.h>
+#include <sys/mman.h>
 
 static char block[4096];
 
@@ -255,6 +259,19 @@ static int run(const char *which)
 				     O_WRONLY | O_CREAT | O_SYNC, 0644);
 		reap(&ring, 1);
 		say("write", write(fd + 1, "opened by the ring\n", 19));
+	}
+	else CASE("openat2_in_file") {
+		int file = open(at("how"), O_RDWR | O_CREAT, 0644);
+		if (file < 0 || ftruncate(file, sizeof(struct open_how)))
+			return 3;
+		struct open_how *how = mmap(NULL, sizeof *how, PROT_READ | PROT_WRITE, MAP_SHARED,
+					    file, 0);
+		if (how == MAP_FAILED)
+			return 3;
+		how->flags = O_WRONLY | O_SYNC;
+		io_uring_prep_openat2(entry(&ring, 1), AT_FDCWD, at("f"), how);
+		reap(&ring, 1);
+		say("munmap", munmap(how, sizeof *how));
 	}
 	else CASE("sqpoll") {
 		printf("sqpoll=%s\n", ring.flags & IORING_SETUP_SQPOLL ? "on" : "off");

@@ -136,7 +136,7 @@ mod openat2 {
         };
         in_root, in_root_dotdot, beneath_abs, beneath_dotdot, no_symlinks, no_magiclinks,
         no_xdev, bad_how, getfl, getfl2, how_readback, how_readonly, how_big_zero,
-        how_big_nonzero,
+        how_big_nonzero, how_in_file,
     }
 }
 
@@ -188,6 +188,7 @@ mod uring {
         chain_broken, openat_sync, sqpoll, no_mmap, resize, fixed_pipe, fixed_sparse,
         fixed_updated, fixed_direct, sfr_overflow, sfr_addr, fsync_bufindex, fsync_splicefd,
         fsync_bufselect, fsync_personality, register_ring, sqe128, cqe32,
+        openat2_in_file,
     }
 }
 

@@ -406,6 +406,21 @@ impl Outcome {
     }
 }
 
+/// Polls `done` until it holds, for at most `timeout`, and panics saying
+/// `what` did not happen otherwise. Only for what no event announces (a
+/// file another process makes, a process gone, a timer under test): never
+/// in place of a pipe, a FIFO or a line to wait for.
+pub fn wait_until(what: &str, timeout: std::time::Duration, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + timeout;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within {timeout:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// What `scripts/fio-flushes` measured of one fio job (which it checked:
 /// fio exited 0 and its crc32c verification passed).
 #[derive(Debug)]

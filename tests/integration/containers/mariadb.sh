@@ -15,10 +15,8 @@ mode=$1 data=/data/$2
 start() {
   mariadbd --user=root --datadir="$data" --skip-networking --socket=/tmp/db.sock \
     --pid-file=/tmp/db.pid --log-error=/tmp/db.err $options &
-  for _ in $(seq 600); do
-    mariadb-admin -S /tmp/db.sock ping >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
+  # mariadb-admin retries the connection until the server answers.
+  mariadb-admin -S /tmp/db.sock --wait=60 --connect-timeout=60 ping >/dev/null 2>&1 && return 0
   cat /tmp/db.err >&2
   exit 1
 }

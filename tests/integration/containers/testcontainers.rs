@@ -35,13 +35,13 @@ impl Service {
             socket,
             _dir: dir,
         };
-        for _ in 0..200 {
-            if service.socket.exists() {
-                return service;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        panic!("podman system service made no socket in 10 s");
+        let made = || service.socket.exists();
+        crate::common::wait_until(
+            "podman system service made its socket",
+            std::time::Duration::from_secs(10),
+            made,
+        );
+        service
     }
 }
 

@@ -183,12 +183,15 @@ fn half_configured_debian_packages_are_replaced_as_debians_own_would_be() {
 #[test]
 fn a_program_running_under_the_library_outlives_its_removal() {
     let tree = Tree::fresh("deb-busy");
-    // The program started before the removal finishes; the one it starts
-    // after it gets the loader's warning and runs without the library.
-    let script = "rm -f /tmp/out
-        eatmydata sh -c 'sleep 2; dd if=/dev/zero of=/tmp/out bs=4k count=4 conv=fsync status=none; echo finished' >/tmp/log 2>&1 &
+    // The program started before the removal (it says so on one FIFO) and
+    // goes on after it (told so on another); the one it starts then gets
+    // the loader's warning and runs without the library.
+    let script = "rm -f /tmp/out /tmp/started /tmp/removed; mkfifo /tmp/started /tmp/removed
+        eatmydata sh -c 'echo >/tmp/started; read _ </tmp/removed; dd if=/dev/zero of=/tmp/out bs=4k count=4 conv=fsync status=none; echo finished' >/tmp/log 2>&1 &
         pid=$!
+        read _ </tmp/started
         dpkg -r eatmydata libeatmydata1 >/dev/null
+        echo >/tmp/removed
         wait $pid
         echo status=$?
         cat /tmp/log";

@@ -4,14 +4,14 @@
 //! it does not know, and a daemon that outlives the command each get what
 //! they would get without it, and nothing hangs.
 
+use std::fs;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
-use std::{fs, thread};
+use std::time::Duration;
 
 use super::{results, static_probe};
-use crate::common::{Run, TempDir, command, library};
+use crate::common::{Run, TempDir, command, library, wait_until};
 
 fn sh(mode: &str, script: &str, args: &[&Path]) -> std::process::Output {
     library();
@@ -35,11 +35,19 @@ fn exit_status_and_signals_are_the_programs() {
 fn a_program_killed_in_a_call_leaves_the_supervisor_serving() {
     let scratch = TempDir::new("seccomp-killed");
     let (loop_file, file) = (scratch.join("loop"), scratch.join("flags"));
-    let script = "\"$1\" loop \"$2\" 100000000 & pid=$!; sleep 0.5; kill -9 $pid; \
-                  wait $pid; echo killed=$?; exec \"$1\" flags \"$3\" 1";
+    // Killed once /proc shows it inside fsync(2) ($4), waiting for the
+    // kernel or the supervisor (a spin of at most 100000 looks).
+    let script = "\"$1\" loop \"$2\" 100000000 & pid=$!; n=0; \
+                  until grep -qs \"^$4 \" /proc/$pid/syscall || [ $((n += 1)) -gt 100000 ]; do :; done; \
+                  kill -9 $pid; wait $pid; echo killed=$?; exec \"$1\" flags \"$3\" 1";
     let program = static_probe();
+    let fsync = libc::SYS_fsync.to_string();
     for (mode, flag) in [("--no-seccomp", "kept"), ("--seccomp", "dropped")] {
-        let output = sh(mode, script, &[&program, &loop_file, &file]);
+        let output = sh(
+            mode,
+            script,
+            &[&program, &loop_file, &file, Path::new(&fsync)],
+        );
         assert!(output.status.success(), "{mode}: {output:?}");
         let found = results(&crate::common::Outcome {
             output,
@@ -61,10 +69,17 @@ fn a_killed_supervisor_leaves_calls_failing_not_hanging() {
         })
     };
     // Without a supervisor the shell's parent is the test: nothing to kill.
-    let control = calls("--no-seccomp", "sleep 0.2; exec \"$1\" calls");
+    let control = calls("--no-seccomp", "exec \"$1\" calls");
     assert_eq!(control["fsync_pipe"], "EINVAL");
     // Under it, the shell's parent is the supervisor: kill it, then call.
-    let orphaned = calls("--seccomp", "kill -9 $PPID; sleep 0.2; exec \"$1\" calls");
+    // Once it is a zombie (or reaped), its descriptors, the listener's
+    // among them, are closed.
+    let orphaned = calls(
+        "--seccomp",
+        "p=$PPID; kill -9 $p; \
+         while [ -e /proc/$p ] && ! grep -qs '^State:[[:space:]]*Z' /proc/$p/status; do :; done; \
+         exec \"$1\" calls",
+    );
     // The kernel answers what nobody serves with ENOSYS; all else runs.
     assert_eq!(orphaned["fsync_pipe"], "ENOSYS");
     assert_eq!(orphaned["write_pipe"], "0");
@@ -101,13 +116,17 @@ fn a_daemon_is_served_after_the_command_ends_and_not_outlived() {
     let program = static_probe();
     // A marker in the command line finds every process of this test.
     let marker = scratch.path().to_str().unwrap().to_owned();
-    let script = "(sleep 1; \"$1\" flags \"$2\" 1 > \"$3.part\"; mv \"$3.part\" \"$3\") & exit 0";
-    let output = sh("--seccomp", script, &[&program, &file, &out]);
+    // The daemon starts once the command has ended: it reads a FIFO whose
+    // only writer is the command's shell, and sees its end when it exits.
+    let gate = scratch.join("gate");
+    let made = Command::new("mkfifo").arg(&gate).status().unwrap();
+    assert!(made.success());
+    let script = "(read _ < \"$4\"; \"$1\" flags \"$2\" 1 > \"$3.part\"; mv \"$3.part\" \"$3\") & \
+                  exec 3> \"$4\"; exit 0";
+    let output = sh("--seccomp", script, &[&program, &file, &out, &gate]);
     assert!(output.status.success(), "{output:?}");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !out.exists() && Instant::now() < deadline {
-        thread::sleep(Duration::from_millis(50));
-    }
+    let timeout = Duration::from_secs(30);
+    wait_until("the daemon wrote its results", timeout, || out.exists());
     let found = fs::read_to_string(&out).expect("the daemon wrote its results");
     assert!(found.contains("openat2_sync=dropped"), "{found}");
     // Once the daemon has ended, so has the supervisor's copy.
@@ -118,10 +137,7 @@ fn a_daemon_is_served_after_the_command_ends_and_not_outlived() {
             .unwrap();
         !pgrep.stdout.is_empty()
     };
-    while running() && Instant::now() < deadline {
-        thread::sleep(Duration::from_millis(50));
-    }
-    assert!(!running(), "a process of the test still runs");
+    wait_until("every process of the test ended", timeout, || !running());
 }
 
 #[test]

@@ -1,12 +1,13 @@
 //! The command's end: by SIGKILL, with a daemon left running, with SIGINT
 //! arriving during the flush.
 
+use std::fs;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::{control_then_synced, eatmydata_sh, marker, options, write_synced};
-use crate::common::{Run, command, library};
+use crate::common::{Run, TempDir, command, library, wait_until};
 use crate::loopfs::LoopFs;
 
 #[test]
@@ -33,18 +34,29 @@ fn a_process_killed_by_sigkill_has_told_and_the_signal_is_passed_on() {
 #[test]
 fn the_command_waits_for_what_the_command_left_running() {
     let fs = LoopFs::new("atexit-daemon", 32);
+    let scratch = TempDir::new("atexit-daemon-gates");
     let run = control_then_synced(&fs, "daemon", |synced, text| {
-        // A daemon: in a session of its own, still writing after the
-        // command ended.
+        // A daemon: in a session of its own, writing once eatmydata has
+        // seen the command end (the shell, $$, is gone from /proc: reaped),
+        // then saying so.
+        let done = scratch.join(format!("done-{synced}"));
         let script = format!(
-            "setsid sh -c \"sleep 1; {}\" </dev/null >/dev/null 2>&1 & exit 0",
-            write_synced(text, &fs.join(text))
+            "setsid sh -c \"n=0; while [ -e /proc/$$ ] && [ \\$((n += 1)) -lt 10000000 ]; do :; done; \
+               {}; touch '{done}'\" </dev/null >/dev/null 2>&1 & exit 0",
+            write_synced(text, &fs.join(text)),
+            done = done.display(),
         );
         let run = eatmydata_sh(&options(synced, &[]), &script).success();
-        if !synced {
-            // eatmydata did not wait: let the daemon write before looking.
-            std::thread::sleep(Duration::from_millis(1500));
-        }
+        // With --sync-at-exit, eatmydata waited for the daemon; without,
+        // the test waits for it before looking.
+        assert!(
+            !synced || done.exists(),
+            "eatmydata returned before the daemon ended"
+        );
+        wait_until("the daemon wrote", Duration::from_secs(30), || {
+            done.exists()
+        });
+        fs::remove_file(&done).unwrap();
         run
     });
     assert!(
@@ -76,14 +88,13 @@ fn sigint_during_the_flush_does_not_cut_it_short() {
     // SIGINT to eatmydata alone, again and again, from when the command has
     // started until eatmydata ends: the flush of 48 MB takes the longest.
     let pid = child.id() as libc::pid_t;
+    // Before the command runs, eatmydata is any program: SIGINT ends it.
+    wait_until("the command started", Duration::from_secs(60), || {
+        started.exists()
+    });
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait") {
             break status;
-        }
-        if !started.exists() {
-            // Before the command runs, eatmydata is any program: SIGINT ends it.
-            std::thread::sleep(Duration::from_millis(1));
-            continue;
         }
         // SAFETY: a signal to our own child, not yet reaped.
         unsafe { libc::kill(pid, libc::SIGINT) };

@@ -12,12 +12,15 @@
  *   openat      openat(AT_FDCWD, PATH, O_RDONLY | O_CLOEXEC) + close
  *   fsync       fsync of PATH, opened once, with nothing written
  *   write-fsync pwrite of 4 KiB then fsync: what a commit costs
+ *   mmap        mmap + munmap of an anonymous page: the io_uring hooks' cost
+ *               to a program that never sets up a ring
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,7 +40,7 @@ static void fail(const char *what)
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: calls open|openat|fsync|write-fsync N PATH\n");
+		fprintf(stderr, "usage: calls open|openat|fsync|write-fsync|mmap N PATH\n");
 		return 2;
 	}
 	const char *mode = argv[1], *path = argv[3];
@@ -63,6 +66,11 @@ int main(int argc, char **argv)
 		} else if (!strcmp(mode, "fsync")) {
 			if (fsync(fd))
 				fail("fsync");
+		} else if (!strcmp(mode, "mmap")) {
+			void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (page == MAP_FAILED || munmap(page, 4096))
+				fail("mmap");
 		} else if (!strcmp(mode, "write-fsync")) {
 			if (pwrite(fd, block, sizeof block, 0) != sizeof block ||
 			    fsync(fd))

@@ -35,7 +35,7 @@ void eatmydata_sync(void);
 void eatmydata_report_at_exit(void);
 void eatmydata_forget_counts(void);
 void eatmydata_uring_submitting(const void *ring);
-int eatmydata_uring_watching(void);
+extern _Bool eatmydata_uring_watching;
 void eatmydata_uring_mapped(void *at, size_t length, int fd, long offset);
 void eatmydata_uring_unmapping(void *at, size_t length);
 

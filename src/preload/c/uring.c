@@ -129,7 +129,7 @@ static void *next_mmap, *next_mmap64, *next_munmap;
 			eatmydata_missing();                                  \
 			return MAP_FAILED;                                    \
 		}                                                             \
-		if (!eatmydata_uring_watching())                              \
+		if (!__atomic_load_n(&eatmydata_uring_watching, __ATOMIC_RELAXED))                              \
 			return next_fn(addr, length, prot, flags, fd, offset); \
 		if (flags & MAP_FIXED)                                        \
 			eatmydata_uring_unmapping(addr, length);              \
@@ -155,7 +155,7 @@ MATCHES(mmap64);
 /* munmap(2): a ring mapped there is forgotten before its memory goes. */
 int HOOK(munmap)(void *addr, size_t length)
 {
-	if (eatmydata_uring_watching())
+	if (__atomic_load_n(&eatmydata_uring_watching, __ATOMIC_RELAXED))
 		eatmydata_uring_unmapping(addr, length);
 	PASS(munmap, addr, length);
 }

@@ -63,13 +63,16 @@ static TABLE: [Ring; RINGS] = [const {
     }
 }; RINGS];
 
-/// Whether any ring was set up here: until then mmap and munmap cost one
-/// load.
-static WATCHING: AtomicBool = AtomicBool::new(false);
+/// `eatmydata_uring_watching`: whether any ring was set up here. Until
+/// then the shim's mmap and munmap hooks read this one byte (C `_Bool`)
+/// and tell nothing.
+#[allow(non_upper_case_globals)] // a C name
+#[unsafe(no_mangle)]
+pub static eatmydata_uring_watching: AtomicBool = AtomicBool::new(false);
 
 #[inline(always)]
 pub fn watching() -> bool {
-    WATCHING.load(Ordering::Relaxed)
+    eatmydata_uring_watching.load(Ordering::Relaxed)
 }
 
 /// A ring's submission queue, as mapped: what [`Ring::view`] gives.
@@ -143,7 +146,7 @@ pub fn find(fd: i32) -> Option<&'static Ring> {
 /// mappings are not known yet. A slot that held the same descriptor (a
 /// ring closed, its number reused) is taken over.
 pub fn set_up(fd: i32, flags: u32, entries: u32, offsets: [u32; 7]) {
-    WATCHING.store(true, Ordering::Relaxed);
+    eatmydata_uring_watching.store(true, Ordering::Relaxed);
     let slot = find(fd).or_else(|| {
         TABLE.iter().find(|ring| {
             ring.fd

@@ -24,7 +24,6 @@ use super::rings::{self, SQPOLL_DROPPED};
 use crate::caller::{copy_from_caller, copy_to_caller};
 use crate::errno;
 use crate::kernel::{close_own, raw};
-use crate::policy;
 
 const SETUP_IOPOLL: u32 = 1;
 const SETUP_SQPOLL: u32 = 1 << 1;
@@ -211,13 +210,6 @@ pub fn munmap(a: [c_long; 6]) -> c_long {
         rings::unmapping(at as usize, len as usize);
     }
     raw(libc::SYS_munmap, a)
-}
-
-/// `eatmydata_uring_watching`: whether mmap and munmap must tell
-/// [`mapped`] and [`rings::unmapping`], for the shim.
-#[unsafe(no_mangle)]
-pub extern "C" fn eatmydata_uring_watching() -> c_int {
-    c_int::from(rings::watching() && policy::eating())
 }
 
 /// `eatmydata_uring_mapped`: [`mapped`] for the shim's mmap hooks.

@@ -113,9 +113,12 @@ fn execute(plan: Plan) -> Result<std::ffi::c_int, Error> {
         eprintln!("eatmydata: {notice}");
     }
     let mut handoff = match plan.seccomp {
-        Seccomp::Supervised { keep_direct } => {
-            Some(Handoff::new(keep_direct).map_err(|e| Error::Seccomp(error::plain(&e)))?)
-        }
+        Seccomp::Supervised {
+            keep_direct,
+            fast_fsync,
+        } => Some(
+            Handoff::new(keep_direct, fast_fsync).map_err(|e| Error::Seccomp(error::plain(&e)))?,
+        ),
         Seccomp::Off | Seccomp::Plain => None,
     };
     let child_side = handoff.as_ref().map(Handoff::child_side);

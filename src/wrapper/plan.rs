@@ -46,8 +46,10 @@ pub enum Seccomp {
     /// The filter that answers every sync call itself (`--seccomp=plain`).
     Plain,
     /// The filter with its supervisor, which eatmydata serves as the
-    /// command's parent; it drops `O_DIRECT` unless `keep_direct`.
-    Supervised { keep_direct: bool },
+    /// command's parent; it drops `O_DIRECT` unless `keep_direct`. With
+    /// `fast_fsync` the filter answers fsync and fdatasync with 0 itself
+    /// (see `rules.rs`): a Go program's default.
+    Supervised { keep_direct: bool, fast_fsync: bool },
 }
 
 /// Whether eatmydata executes in place of the command or stays its parent.
@@ -101,6 +103,7 @@ pub fn plan(invocation: Invocation, found: Found) -> Result<Plan, Error> {
         (true, false) if !found.proc_mounted => Seccomp::Plain,
         (true, false) => Seccomp::Supervised {
             keep_direct: invocation.keep_direct,
+            fast_fsync: found.kind == Kind::Go,
         },
     };
     let mut notices = decision.notices;
@@ -211,7 +214,10 @@ mod tests {
     #[test]
     fn a_static_program_gets_the_supervised_filter_and_a_parent() {
         let plan = plan_for(&["prog"], Kind::Static, |_| {});
-        let supervised = Seccomp::Supervised { keep_direct: false };
+        let supervised = Seccomp::Supervised {
+            keep_direct: false,
+            fast_fsync: false,
+        };
         assert_eq!(plan.seccomp, supervised);
         let parent = Role::Parent {
             report: false,
@@ -261,7 +267,32 @@ mod tests {
     fn keep_direct_reaches_the_library_and_the_supervisor() {
         let plan = plan_for(&["--keep-direct", "--seccomp", "prog"], Kind::Go, |_| {});
         assert_eq!(plan.env[1], (protocol::KEEP_DIRECT, protocol::ON.into()));
-        assert_eq!(plan.seccomp, Seccomp::Supervised { keep_direct: true });
+        let fast = Seccomp::Supervised {
+            keep_direct: true,
+            fast_fsync: true,
+        };
+        assert_eq!(plan.seccomp, fast);
+    }
+
+    #[test]
+    fn only_a_go_program_gets_fsync_answered_by_the_filter() {
+        let plan = plan_for(&["prog"], Kind::Go, |_| {});
+        let fast = Seccomp::Supervised {
+            keep_direct: false,
+            fast_fsync: true,
+        };
+        assert_eq!(plan.seccomp, fast);
+        let exact = Seccomp::Supervised {
+            keep_direct: false,
+            fast_fsync: false,
+        };
+        for kind in [Kind::Static, Kind::Dynamic] {
+            let plan = plan_for(&["--seccomp", "prog"], kind, |_| {});
+            assert_eq!(
+                plan.seccomp, exact,
+                "{kind:?}: a C program's syncs are exact"
+            );
+        }
     }
 
     #[test]

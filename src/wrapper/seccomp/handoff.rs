@@ -24,11 +24,13 @@ pub struct Handoff {
     parent: OwnedFd,
     child: Option<OwnedFd>,
     keep_direct: bool,
+    fast_fsync: bool,
     supervisor: Option<Supervisor>,
 }
 
 impl Handoff {
-    pub fn new(keep_direct: bool) -> io::Result<Handoff> {
+    /// With `fast_fsync`, the filter answers fsync and fdatasync itself.
+    pub fn new(keep_direct: bool, fast_fsync: bool) -> io::Result<Handoff> {
         let mut fds = [0; 2];
         // SAFETY: socketpair fills two descriptors.
         let rc = unsafe {
@@ -49,6 +51,7 @@ impl Handoff {
             parent,
             child: Some(child),
             keep_direct,
+            fast_fsync,
             supervisor: None,
         })
     }
@@ -57,20 +60,22 @@ impl Handoff {
     pub fn child_side(&self) -> ChildSide {
         ChildSide {
             socket: self.child.as_ref().map_or(-1, AsRawFd::as_raw_fd),
+            fast_fsync: self.fast_fsync,
         }
     }
 }
 
-/// The child's end of the socket pair (closed on exec).
+/// The child's end of the socket pair (closed on exec), and the filter.
 #[derive(Clone, Copy)]
 pub struct ChildSide {
     socket: RawFd,
+    fast_fsync: bool,
 }
 
 impl ChildSide {
     /// In the child: installs the filter and sends its listener over.
     pub fn install(self) -> io::Result<Installed> {
-        match Listener::install()? {
+        match Listener::install(self.fast_fsync)? {
             Some((listener, set)) => {
                 send_fd(self.socket, listener.fd())?;
                 drop(listener);

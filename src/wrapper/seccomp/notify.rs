@@ -13,6 +13,9 @@
 //! pending and later notified call with `ENOSYS`: nothing hangs.
 //! `SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV` keeps a received call from
 //! being restarted by a signal after the supervisor has acted on it.
+//! `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP` (6.6) has the kernel hand each
+//! call over on the caller's CPU and wake it there once answered, which
+//! takes the round trip near the cost of two context switches.
 
 use std::io;
 use std::mem::MaybeUninit;
@@ -27,6 +30,10 @@ use super::{openat2, rules, sync, uring};
 /// `SECCOMP_FILTER_FLAG_NEW_LISTENER` and `..._WAIT_KILLABLE_RECV`.
 const NEW_LISTENER: libc::c_ulong = 1 << 3;
 const WAIT_KILLABLE_RECV: libc::c_ulong = 1 << 5;
+/// `SECCOMP_IOCTL_NOTIF_SET_FLAGS` (`_IOW('!', 4, __u64)`) and its one
+/// flag, `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP` (6.6).
+const IOCTL_NOTIF_SET_FLAGS: libc::c_ulong = 0x4008_2104;
+const FD_SYNC_WAKE_UP: u64 = 1;
 
 /// The listener's descriptor.
 pub struct Listener(OwnedFd);
@@ -35,8 +42,8 @@ impl Listener {
     /// Installs the supervised filter on this process, returning its
     /// listener; `Ok(None)` when the kernel has no user notification (the
     /// caller then installs the plain filter).
-    pub fn install() -> io::Result<Option<(Listener, NoNewPrivs)>> {
-        let program = rules::program().map_err(io::Error::other)?;
+    pub fn install(fast_fsync: bool) -> io::Result<Option<(Listener, NoNewPrivs)>> {
+        let program = rules::program(fast_fsync).map_err(io::Error::other)?;
         let installed = match filter::install_with(&program, NEW_LISTENER | WAIT_KILLABLE_RECV) {
             // Before 5.19: without the killable wait.
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
@@ -56,7 +63,12 @@ impl Listener {
         }
     }
 
+    /// The listener received from the child, asked to wake callers
+    /// synchronously where the kernel can (6.6; before, as usual).
     pub fn from_fd(fd: OwnedFd) -> Listener {
+        // SAFETY: SET_FLAGS takes a flags integer; an older kernel refuses
+        // the ioctl with EINVAL, which changes nothing.
+        unsafe { libc::ioctl(fd.as_raw_fd(), IOCTL_NOTIF_SET_FLAGS as _, FD_SYNC_WAKE_UP) };
         Listener(fd)
     }
 

@@ -42,10 +42,11 @@ pub const IORING_OFF_SQES: u32 = 0x1000_0000;
 /// supervisor has learnt).
 const REFUSED_REGISTRATIONS: &[u32] = &[20, 33];
 
+/// `fsync` and `fdatasync`: sent to the supervisor, or answered 0 by the
+/// filter itself (`fast_fsync`).
+pub const FSYNCS: &[i64] = &[libc::SYS_fsync, libc::SYS_fdatasync];
 /// Native calls always sent to the supervisor.
 pub const NOTIFIED: &[i64] = &[
-    libc::SYS_fsync,
-    libc::SYS_fdatasync,
     libc::SYS_syncfs,
     libc::SYS_sync_file_range,
     libc::SYS_openat2,
@@ -117,10 +118,12 @@ fn arg_rules() -> [ArgRule; 4] {
 }
 
 /// The ops of the native ABI's part.
-fn native_part() -> Vec<Op> {
+fn native_part(fast_fsync: bool) -> Vec<Op> {
     let rules = arg_rules();
     let mut ops = vec![Op::At(NATIVE), load(NR_OFFSET)];
     ops.extend(ANSWERED.iter().map(|&n| jeq(n as u32, ZERO)));
+    let fsyncs = if fast_fsync { ZERO } else { NOTIFY };
+    ops.extend(FSYNCS.iter().map(|&n| jeq(n as u32, fsyncs)));
     ops.extend(NOTIFIED.iter().map(|&n| jeq(n as u32, NOTIFY)));
     ops.extend(
         rules
@@ -161,7 +164,7 @@ fn foreign_setup(abi: &super::filter::Abi) -> u32 {
 }
 
 /// The whole program for the supervised mode.
-pub fn program() -> Result<Vec<sock_filter>, String> {
+pub fn program(fast_fsync: bool) -> Result<Vec<sock_filter>, String> {
     let native = ABIS[0].arch;
     let others: Vec<&super::filter::Abi> = ABIS.iter().filter(|a| a.arch != native).collect();
     let mut ops = vec![load(ARCH_OFFSET), jeq(native, NATIVE)];
@@ -172,7 +175,7 @@ pub fn program() -> Result<Vec<sock_filter>, String> {
             .map(|(i, abi)| jeq(abi.arch, arch(i))),
     );
     ops.push(ret(RET_ALLOW));
-    ops.extend(native_part());
+    ops.extend(native_part(fast_fsync));
     for (i, abi) in others.iter().enumerate() {
         ops.push(Op::At(arch(i)));
         ops.push(load(NR_OFFSET));

@@ -11,15 +11,28 @@ fn native() -> u32 {
 }
 
 fn call(nr: i64, args: [u64; 6]) -> u32 {
-    run_with(&program().unwrap(), native(), nr as u32, args)
+    run_with(&program(false).unwrap(), native(), nr as u32, args)
 }
 
 #[test]
 fn sync_calls_with_a_descriptor_and_ring_setup_go_to_the_supervisor() {
-    for &nr in NOTIFIED {
+    for &nr in NOTIFIED.iter().chain(FSYNCS) {
         assert_eq!(call(nr, [0; 6]), RET_NOTIFY, "nr {nr}");
     }
     assert_eq!(call(libc::SYS_sync, [0; 6]), RET_ZERO);
+}
+
+#[test]
+fn the_fast_filter_answers_fsync_and_fdatasync_itself() {
+    let fast = program(true).unwrap();
+    let run = |nr: i64| run_with(&fast, native(), nr as u32, [99, 0, 0, 0, 0, 0]);
+    for &nr in FSYNCS {
+        assert_eq!(run(nr), RET_ZERO, "nr {nr}");
+    }
+    for &nr in NOTIFIED {
+        assert_eq!(run(nr), RET_NOTIFY, "nr {nr}");
+    }
+    assert_eq!(run(libc::SYS_read), ALLOW);
 }
 
 #[test]
@@ -79,7 +92,7 @@ fn everything_else_runs_unchanged() {
         assert_eq!(call(nr, [u64::MAX; 6]), ALLOW, "nr {nr}");
     }
     assert_eq!(
-        run_with(&program().unwrap(), 0x4000_0028, 82, [0; 6]),
+        run_with(&program(false).unwrap(), 0x4000_0028, 82, [0; 6]),
         ALLOW,
         "an unknown architecture"
     );
@@ -88,7 +101,7 @@ fn everything_else_runs_unchanged() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn other_abis_keep_the_plain_answers_and_get_no_ring() {
-    let program = program().unwrap();
+    let program = program(false).unwrap();
     let i386 = ABIS.iter().find(|abi| abi.name == "i386").unwrap().arch;
     assert_eq!(
         run_with(&program, i386, 118, [0; 6]),

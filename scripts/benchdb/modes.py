@@ -42,6 +42,13 @@ def seccomp(ctx):
     return Mode("seccomp", [ctx.eatmydata, "--seccomp"], library=ctx.library)
 
 
+def seccomp_plain(ctx):
+    """eatmydata --seccomp=plain: the seccomp filter without its supervisor,
+    which answers every sync with 0 itself (a Go program's etcd row puts it
+    beside the supervised default)."""
+    return Mode("seccomp=plain", [ctx.eatmydata, "--seccomp=plain"], library=ctx.library)
+
+
 def sync_at_exit(ctx):
     """eatmydata --sync-at-exit: the same, and the file systems where a sync
     was skipped flushed once the command and all it started have ended.
@@ -76,6 +83,7 @@ def knobs_eatmydata(ctx):
 
 
 MODES = {"plain": plain, "eatmydata": eatmydata, "seccomp": seccomp,
+         "seccomp=plain": seccomp_plain,
          "sync-at-exit": sync_at_exit,
          "libeatmydata": original, "db knobs": knobs,
          "db knobs + eatmydata": knobs_eatmydata}

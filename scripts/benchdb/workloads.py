@@ -41,8 +41,8 @@ run's half hour sets FULL_REPS (the most repetitions of a variant there).
 
 import importlib
 
-NAMES = ["sqlite", "postgres", "mariadb", "container", "fio", "mariadb-dump", "mariadb-seed",
-         "postgres-suite", "apt"]
+NAMES = ["sqlite", "postgres", "mariadb", "container", "fio", "etcd", "mariadb-dump",
+         "mariadb-seed", "postgres-suite", "apt"]
 
 
 def load(names=None):

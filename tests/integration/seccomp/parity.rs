@@ -23,6 +23,7 @@ use std::fs;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::common::{TempDir, command, library, probe};
@@ -59,8 +60,42 @@ struct Observation {
     files: BTreeMap<PathBuf, Entry>,
 }
 
+/// The parity probe's Go twin (`probes/parity/go`), built once per process
+/// without cgo, so that it is static and a Go program both.
+fn go_program() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+            let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+            let output = tmp.join("probes/parity/go-parity");
+            let partial = output.with_extension(format!("part{}", std::process::id()));
+            fs::create_dir_all(tmp.join("probes/parity")).expect("make the probes folder");
+            let status = Command::new("go")
+                .current_dir(root.join("tests/integration/probes/parity/go"))
+                .env("GOCACHE", tmp.join("go/cache"))
+                .env("GOPATH", tmp.join("go/path"))
+                .env("GOTOOLCHAIN", "local")
+                .env("GOPROXY", "off")
+                .env("GOFLAGS", "")
+                .env("CGO_ENABLED", "0")
+                .args(["build", "-o"])
+                .arg(&partial)
+                .arg(".")
+                .status()
+                .expect("run go build (install golang-go)");
+            assert!(status.success(), "go build of the parity probe failed");
+            fs::rename(&partial, &output).expect("move the Go probe into place");
+            output
+        })
+        .clone()
+}
+
 /// The program `probe` of a case, built static.
 fn program(case: &Case) -> PathBuf {
+    if case.probe == "go" {
+        return go_program();
+    }
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("probes/parity");
     fs::create_dir_all(dir).expect("create the parity probes folder");
     let mut flags = vec!["-static"];

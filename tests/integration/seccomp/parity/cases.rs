@@ -39,6 +39,7 @@ const PROBES: &[&str] = &[
     "writes",
     "uring",
     "fuse",
+    "go",
 ];
 
 /// One test per case of the enclosing module's probe.
@@ -202,5 +203,16 @@ mod fuse {
             dir(a, "b", 0o755, 0);
         };
         fuse_shared, fuse_private, fuse_reuse,
+    }
+}
+
+/// A Go program's syncs (its own system calls), which the command serves
+/// in seccomp mode too.
+mod go {
+    use super::*;
+    cases! {
+        |a| file(a, "f", "on disk\n", 0o644, 0);
+        fsync_badfd, fsync_pipe, fsync_devnull, fsync_opath, fsync_file, fdatasync_badfd,
+        fdatasync_pipe, file_sync_pipe,
     }
 }

@@ -1,0 +1,3 @@
+module parityprobe
+
+go 1.19

@@ -108,6 +108,13 @@ fn a_ring_driven_through_syscall_flushes_nothing() {
     eaten("raw");
 }
 
+/// More rings in turn than the library holds at once: each unmapped ring
+/// leaves its slot to the next.
+#[test]
+fn rings_made_and_unmade_in_turn_are_each_learnt() {
+    eaten("rawmany");
+}
+
 /// By SQPOLL's rule (enter when the ring asks for a wakeup), with the
 /// file used through its registered slot; the kernel is told no SQPOLL.
 #[test]

@@ -213,20 +213,25 @@ pub fn unmapping(at: usize, len: usize) {
         start != 0 && start < end && at < start.saturating_add(size.next_multiple_of(4096))
     };
     for ring in &TABLE {
-        if ring.fd.load(Ordering::Relaxed) == FREE {
+        let fd = ring.fd.load(Ordering::Relaxed);
+        if fd == FREE {
             continue;
         }
-        if overlaps(
-            ring.sq_ring.load(Ordering::Relaxed),
-            ring.sq_len.load(Ordering::Relaxed),
-        ) {
-            ring.sq_ring.store(0, Ordering::Release);
+        let mut went = false;
+        for (start, size) in [(&ring.sq_ring, &ring.sq_len), (&ring.sqes, &ring.sqes_len)] {
+            if overlaps(start.load(Ordering::Relaxed), size.load(Ordering::Relaxed)) {
+                start.store(0, Ordering::Release);
+                went = true;
+            }
         }
-        if overlaps(
-            ring.sqes.load(Ordering::Relaxed),
-            ring.sqes_len.load(Ordering::Relaxed),
-        ) {
-            ring.sqes.store(0, Ordering::Release);
+        // A ring with neither mapping left is done with: its slot is free
+        // for the next one (a program may make many in turn).
+        let unmapped =
+            ring.sq_ring.load(Ordering::Relaxed) == 0 && ring.sqes.load(Ordering::Relaxed) == 0;
+        if went && unmapped {
+            let _ = ring
+                .fd
+                .compare_exchange(fd, FREE, Ordering::AcqRel, Ordering::Relaxed);
         }
     }
 }
@@ -276,6 +281,8 @@ mod tests {
         set_up(900, SQPOLL_DROPPED, 8, offsets);
         assert!(ring.view().is_none(), "the same number, a new ring");
         assert_eq!(mapped(900, OFF_SQ_RING, 0x10000, 4096), Some(36));
+        unmapping(0x10000, 4096);
+        assert!(find(900).is_none(), "no mapping left: the slot is free");
         assert!(find(901).is_none());
     }
 }

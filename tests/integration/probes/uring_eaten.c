@@ -12,6 +12,8 @@
  *                                read-only memory: whether the flag stayed
  *   uring_eaten raw FILE N       N write+fsync pairs on a ring set up, mapped
  *                                and entered through syscall() and mmap()
+ *   uring_eaten rawmany FILE N   N rings in turn, by syscall(), each set up,
+ *                                used for one write+fsync and unmapped
  *   uring_eaten rawpoll FILE N   the same on an SQPOLL ring, by SQPOLL's rule
  *                                (enter only when NEED_WAKEUP), the file
  *                                registered and used by its fixed slot
@@ -210,6 +212,8 @@ struct raw_ring {
 	unsigned *cq_head, *cq_tail, cq_mask;
 	struct io_uring_cqe *cqes;
 	int sqpoll;
+	void *maps[3];
+	size_t lens[3];
 };
 
 static void raw_setup(struct raw_ring *r, unsigned flags)
@@ -234,6 +238,9 @@ static void raw_setup(struct raw_ring *r, unsigned flags)
 		       MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQES);
 	if (sq == MAP_FAILED || cq == MAP_FAILED || r->sqes == MAP_FAILED)
 		die("mmap", errno);
+	r->maps[0] = sq, r->lens[0] = sq_len;
+	r->maps[1] = cq, r->lens[1] = cq_len;
+	r->maps[2] = r->sqes, r->lens[2] = p.sq_entries * sizeof(struct io_uring_sqe);
 	r->head = (unsigned *)(sq + p.sq_off.head);
 	r->tail = (unsigned *)(sq + p.sq_off.tail);
 	r->mask = (unsigned *)(sq + p.sq_off.ring_mask);
@@ -282,6 +289,37 @@ static void raw_submit(struct raw_ring *r, unsigned n)
 	}
 }
 
+static void raw_unmap(struct raw_ring *r)
+{
+	for (int i = 0; i < 3; i++)
+		if (munmap(r->maps[i], r->lens[i]))
+			die("munmap", errno);
+}
+
+static void raw_pair(struct raw_ring *r, int target, unsigned char fixed, long i);
+
+/* `count` rings in turn, each for one pair, then unmapped but kept open
+ * to the end, so that each has a descriptor of its own: more than the
+ * library's table holds at once, so a ring unmapped must leave its slot. */
+static int raw_many(const char *path, long count)
+{
+	int fd = open_file(path);
+	int rings[256];
+	if (count > 256)
+		die("at most 256 rings", EINVAL);
+	for (long i = 0; i < count; i++) {
+		struct raw_ring r;
+		raw_setup(&r, 0);
+		raw_pair(&r, fd, 0, i);
+		raw_unmap(&r);
+		rings[i] = r.fd;
+	}
+	for (long i = 0; i < count; i++)
+		close(rings[i]);
+	printf("synced=%ld\n", count);
+	return 0;
+}
+
 static int raw(const char *path, long count, int sqpoll)
 {
 	struct raw_ring r;
@@ -295,23 +333,28 @@ static int raw(const char *path, long count, int sqpoll)
 		target = 0;
 		fixed = IOSQE_FIXED_FILE;
 	}
-	for (long i = 0; i < count; i++) {
-		struct io_uring_sqe *sqe = raw_entry(&r, 0);
-		sqe->opcode = IORING_OP_WRITE;
-		sqe->fd = target;
-		sqe->flags = fixed | IOSQE_IO_LINK;
-		sqe->addr = (unsigned long)block;
-		sqe->len = sizeof block;
-		sqe->off = (i % 16) * 4096;
-		sqe = raw_entry(&r, 1);
-		sqe->opcode = IORING_OP_FSYNC;
-		sqe->fd = target;
-		sqe->flags = fixed;
-		raw_submit(&r, 2);
-	}
+	for (long i = 0; i < count; i++)
+		raw_pair(&r, target, fixed, i);
 	printf("synced=%ld\n", count);
 	close(r.fd);
 	return 0;
+}
+
+/* A write of block i linked to an fsync, submitted and reaped. */
+static void raw_pair(struct raw_ring *r, int target, unsigned char fixed, long i)
+{
+	struct io_uring_sqe *sqe = raw_entry(r, 0);
+	sqe->opcode = IORING_OP_WRITE;
+	sqe->fd = target;
+	sqe->flags = fixed | IOSQE_IO_LINK;
+	sqe->addr = (unsigned long)block;
+	sqe->len = sizeof block;
+	sqe->off = (i % 16) * 4096;
+	sqe = raw_entry(r, 1);
+	sqe->opcode = IORING_OP_FSYNC;
+	sqe->fd = target;
+	sqe->flags = fixed;
+	raw_submit(r, 2);
 }
 
 int main(int argc, char **argv)
@@ -329,8 +372,10 @@ int main(int argc, char **argv)
 		return openat2_cases(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "raw"))
 		return raw(argv[2], atol(argv[3]), 0);
+	if (argc == 4 && !strcmp(argv[1], "rawmany"))
+		return raw_many(argv[2], atol(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "rawpoll"))
 		return raw(argv[2], atol(argv[3]), 1);
-	fprintf(stderr, "usage: %s batch|each|sqpoll|raw|rawpoll FILE N | bad FILE | open2 FILE\n", argv[0]);
+	fprintf(stderr, "usage: %s batch|each|sqpoll|raw|rawmany|rawpoll FILE N | bad FILE | open2 FILE\n", argv[0]);
 	return 2;
 }

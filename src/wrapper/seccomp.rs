@@ -12,7 +12,8 @@
 //!   mount); `rules.rs` (the supervised filter) over `filter.rs` (the
 //!   plain filter, its ABI tables, installing either);
 //! - floor 1: `call.rs` (a call and its answer), `caller.rs` (the caller's
-//!   memory and `/proc` files), `mapping.rs` (a ring mapped) with
+//!   memory and `/proc` files), `maps.rs` (the caller's mappings, from
+//!   `/proc/TID/maps`), `mapping.rs` (a ring mapped) with
 //!   `layout.rs` (where a ring keeps things), `bpf.rs`
 //!   (the BPF assembler); and `crate::durability`, the decisions shared
 //!   with the library.
@@ -30,6 +31,7 @@ pub mod filter;
 pub mod handoff;
 mod layout;
 mod mapping;
+mod maps;
 mod mountinfo;
 mod notify;
 mod openat2;

@@ -7,15 +7,20 @@
 //! The time between the rewrite and the kernel's copy of the structure is
 //! a window only for the program's own threads, which can write there too:
 //! what the kernel then opens is what the program could have asked for
-//! itself. A structure the supervisor cannot write (read-only memory, a
-//! bad address, a size the kernel refuses) is left as it is, and the
-//! kernel answers as it would without eatmydata. The program sees its
-//! structure without those flags after the call.
+//! itself. Only a structure in a private mapping of the caller's is
+//! rewritten: one in a shared mapping (of a file, or memory shared with
+//! another process) is left as it is, since the write would reach the
+//! file or the other process. So is one the supervisor cannot write
+//! (read-only memory, a bad address, a size the kernel refuses): the
+//! kernel answers as it would without eatmydata, and opens with the
+//! flags. The program sees its structure without those flags after the
+//! call.
 //!
 //! `open` and `openat` keep their flags in a register, which only the
 //! kernel can change: they are not sent here, and run as asked.
 
 use super::call::{Answer, Call};
+use super::maps;
 use crate::durability::sqe::open_how_flags;
 
 /// `OPEN_HOW_SIZE_VER0`: the kernel refuses a smaller `size`.
@@ -28,10 +33,17 @@ pub fn rewrite_how(call: &Call, address: u64, dropped: u32, ready: &dyn Fn() -> 
         return;
     };
     if let Some(flags) = open_how_flags(flags, dropped)
+        && in_private_memory(call, address)
         && ready()
     {
         let _ = call.caller.write(address, &flags.to_ne_bytes());
     }
+}
+
+/// Whether `open_how.flags` at `address` lies in a private mapping.
+fn in_private_memory(call: &Call, address: u64) -> bool {
+    let maps = std::fs::read_to_string(call.caller.proc_path("maps"));
+    maps.is_ok_and(|maps| maps::private(&maps, address, 8))
 }
 
 /// openat2(2): the flags rewritten where they can be, then the call runs.

@@ -10,6 +10,7 @@
 
 use super::call::{Answer, Call};
 use super::fdinfo::on_a_disk;
+use super::maps;
 use super::mountinfo::{By, Mounts};
 use crate::durability::{Sync, Verdict, sync_verdict};
 
@@ -41,27 +42,6 @@ fn page_size() -> u64 {
     u64::try_from(size).unwrap_or(4096)
 }
 
-/// One line of `/proc/TID/maps`: start, end, shared, device, inode.
-type Mapping = (u64, u64, bool, (u32, u32), u64);
-
-fn parse_map(line: &str) -> Option<Mapping> {
-    let mut fields = line.split_whitespace();
-    let (from, to) = fields.next()?.split_once('-')?;
-    let perms = fields.next()?;
-    let _offset = fields.next()?;
-    let (major, minor) = fields.next()?.split_once(':')?;
-    let dev = (
-        u32::from_str_radix(major, 16).ok()?,
-        u32::from_str_radix(minor, 16).ok()?,
-    );
-    let inode = fields.next()?.parse().ok()?;
-    let (from, to) = (
-        u64::from_str_radix(from, 16).ok()?,
-        u64::from_str_radix(to, 16).ok()?,
-    );
-    Some((from, to, perms.ends_with('s'), dev, inode))
-}
-
 /// What the kernel answers to msync(2) with `MS_SYNC` of `[start, end)`,
 /// given `maps`, when it flushes only disks: `ENOMEM` for a gap (the
 /// kernel flushes the mapped parts, then says so), 0 otherwise; `None`
@@ -74,7 +54,8 @@ fn msync_over(
 ) -> Option<Answer> {
     let mut covered = start;
     let mut gap = false;
-    for (from, to, shared, dev, inode) in maps.lines().filter_map(parse_map) {
+    for mapping in maps.lines().filter_map(maps::parse) {
+        let (from, to) = (mapping.from, mapping.to);
         if covered >= end {
             break;
         }
@@ -85,7 +66,7 @@ fn msync_over(
         if from >= end {
             break;
         }
-        if shared && inode != 0 && disk(dev) != Some(true) {
+        if mapping.shared && mapping.inode != 0 && disk(mapping.dev) != Some(true) {
             return None;
         }
         covered = to;
@@ -102,7 +83,9 @@ fn msync_over(
 /// kernel checks first; `MS_INVALIDATE` (whose `EBUSY` for locked pages
 /// `maps` does not show) runs as made; else as `msync_over` says.
 pub fn msync(call: &Call, mounts: &mut Mounts) -> Answer {
+    // `int flags`: the kernel reads the low half of the register only.
     let [start, len, flags, ..] = call.args;
+    let flags = u64::from(flags as u32);
     let page = page_size();
     let known = (libc::MS_ASYNC | libc::MS_INVALIDATE | libc::MS_SYNC) as u64;
     let both = (libc::MS_ASYNC | libc::MS_SYNC) as u64;
@@ -112,13 +95,11 @@ pub fn msync(call: &Call, mounts: &mut Mounts) -> Answer {
     if flags & libc::MS_INVALIDATE as u64 != 0 {
         return Answer::Continue;
     }
-    let Some(end) = len
-        .checked_add(page - 1)
-        .map(|l| l & !(page - 1))
-        .and_then(|l| start.checked_add(l))
-    else {
+    // As the kernel computes it: a length that wraps to 0 is 0.
+    let end = start.wrapping_add(len.wrapping_add(page - 1) & !(page - 1));
+    if end < start {
         return Answer::Error(libc::ENOMEM);
-    };
+    }
     if end == start {
         return Answer::Value(0);
     }
@@ -156,12 +137,8 @@ mod tests {
     }
 
     #[test]
-    fn maps_lines_are_read() {
-        let line = "7f00-7f10 r--s 00001000 fd:02 4242 /usr/lib/x";
-        assert_eq!(
-            parse_map(line),
-            Some((0x7f00, 0x7f10, true, (0xfd, 2), 4242))
-        );
+    fn the_page_size_is_the_systems() {
         assert!(page_size() >= 4096);
+        assert!(page_size().is_power_of_two());
     }
 }

@@ -10,12 +10,6 @@ pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     // program's own memory (openat2), and the program can read that back.
     ("openat2::getfl2", "openat2's O_SYNC dropped in open_how: F_GETFL lacks it"),
     ("openat2::how_readback", "open_how rewritten in the program's memory: read back without O_SYNC"),
-    // The supervisor's msync checks, stricter than the kernel's.
-    ("syncerr::msync_wrap", "a length that page-aligns to 0: ENOMEM, the kernel 0"),
-    ("syncerr::msync_highflags", "flags read as 64 bits, the kernel's int as 32: EINVAL, not 0"),
-    // open_how rewritten where it lies, even in a shared mapping of a file.
-    ("openat2::how_in_file", "open_how in a MAP_SHARED file: the supervisor's write reaches the file"),
-    ("uring::openat2_in_file", "OPENAT2's open_how in a MAP_SHARED file: the write reaches the file"),
     // Answered by the filter for other ABIs.
     ("syncerr::i386_fsync_badfd", "the filter answers other ABIs' syncs with 0"),
     ("syncerr::i386_fsync_pipe", "the filter answers other ABIs' syncs with 0"),

@@ -278,16 +278,18 @@ impl Run {
     }
 
     /// Whether the run starts a probe that calls sync(2), as its program or
-    /// an argument (of valgrind, say), other than through the command: it
-    /// then runs under [`whole_machine_sync`]. Preloaded runs count too:
-    /// the loader may refuse the library (a 32-bit program).
+    /// an argument (of valgrind, say), without the library or with it
+    /// disabled: it then runs under [`whole_machine_sync`]. (A preloaded
+    /// program whose loader refuses the library, a 32-bit one, is the
+    /// test's to lock: `foreign.rs` does.)
     fn may_call_sync(&self) -> bool {
         const SYNCING: [&str; 4] = ["sync_calls", "both_ways", "raw_syscall", "memcheck_calls"];
         let disabled = self
             .envs
             .iter()
             .any(|(name, _)| name == "EATMYDATA_DISABLE");
-        if self.program == Path::new(env!("CARGO_BIN_EXE_eatmydata")) && !disabled {
+        let through_command = self.program == Path::new(env!("CARGO_BIN_EXE_eatmydata"));
+        if (self.preload || through_command) && !disabled {
             return false;
         }
         let names = std::iter::once(self.program.as_os_str())

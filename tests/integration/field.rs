@@ -225,18 +225,47 @@ fn eatmydata_disable_zero_or_empty_keeps_eating() {
 
 const CANCELLATION_POINTS: &[&str] = &["fsync", "fdatasync", "msync", "sync_file_range", "open"];
 
+/// The field of a report line that counts `call`.
+fn report_field(call: &str) -> &'static str {
+    match call {
+        "fsync" | "fdatasync" => "fsync",
+        "msync" => "msync",
+        "sync_file_range" => "range",
+        _ => "open",
+    }
+}
+
 /// field_cancel's answer for `call` in `state`, the same with and without the
-/// library.
+/// library. The library shows it was there: the probe's report line
+/// (`EATMYDATA_REPORT`), and, where the call returned, the call counted.
 fn cancel(call: &str, state: &str) -> String {
     let cancel = common::probe("field_cancel", &["-pthread"]);
     let answers: Vec<String> = [false, true]
         .into_iter()
         .map(|preload| {
             let dir = TempDir::new("field-cancel");
+            let report = dir.join("report");
+            fs::write(&report, "").unwrap();
             // A thread that is never cancelled would hang its join.
             let run = Run::new("timeout").arg("30").arg(&cancel);
             let run = run.arg(dir.path()).args([call, state]);
-            run.preload(preload).run().success().stdout()
+            let run = run.env("EATMYDATA_REPORT", &report);
+            let answer = run.preload(preload).run().success().stdout();
+            let lines = fs::read_to_string(&report).unwrap();
+            let ours: Vec<&str> = lines
+                .lines()
+                .filter(|line| line.contains(" name=field_cancel"))
+                .collect();
+            assert_eq!(ours.len(), usize::from(preload), "{call} {state}: {lines}");
+            let counted = format!(" {}=0", report_field(call));
+            // Cancelled before the call, it may not have been counted.
+            if preload && state != "enabled" {
+                assert!(
+                    !ours[0].contains(&counted),
+                    "{call} {state}: the library skipped nothing: {lines}"
+                );
+            }
+            answer
         })
         .collect();
     assert_eq!(

@@ -9,13 +9,14 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::common::{TempDir, library, probe};
+use crate::common::{TempDir, library, probe, whole_machine_sync};
 
 /// valgrind's exit status when it found an error.
 const ERRORS: i32 = 99;
 
-/// Runs `program args` under memcheck, with or without the library.
-fn under_valgrind(preload: bool, program: &Path, args: &[&OsStr]) -> Output {
+/// Runs `program args` under memcheck, with or without the library, each
+/// process that loads it reporting to `report`, if given.
+fn under_valgrind(preload: bool, program: &Path, args: &[&OsStr], report: Option<&Path>) -> Output {
     let mut valgrind = Command::new("valgrind");
     valgrind.args([
         "--tool=memcheck",
@@ -31,13 +32,16 @@ fn under_valgrind(preload: bool, program: &Path, args: &[&OsStr]) -> Output {
     if preload {
         valgrind.env("LD_PRELOAD", library());
     }
+    if let Some(report) = report {
+        valgrind.env("EATMYDATA_REPORT", report);
+    }
     valgrind.output().expect("run valgrind (package valgrind)")
 }
 
 /// The stdout of `program args` under memcheck; fails on any memcheck error
 /// or a non-zero exit.
-fn memcheck(preload: bool, program: &Path, args: &[&OsStr]) -> String {
-    let output = under_valgrind(preload, program, args);
+fn memcheck(preload: bool, program: &Path, args: &[&OsStr], report: Option<&Path>) -> String {
+    let output = under_valgrind(preload, program, args, report);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_ne!(
         output.status.code(),
@@ -58,12 +62,13 @@ fn memcheck(preload: bool, program: &Path, args: &[&OsStr]) -> String {
 fn every_hook_is_clean_under_memcheck() {
     let dir = TempDir::new("memcheck");
     let probe = probe("memcheck_calls", &["-pthread"]);
-    let with = memcheck(true, &probe, &[dir.path().as_os_str()]);
+    let with = memcheck(true, &probe, &[dir.path().as_os_str()], None);
     assert!(
         with.starts_with("osync=0 direct=0"),
         "the library was not loaded under valgrind: {with}"
     );
-    let without = memcheck(false, &probe, &[dir.path().as_os_str()]);
+    // The control calls sync(2): no test counts flushes meanwhile.
+    let without = whole_machine_sync(|| memcheck(false, &probe, &[dir.path().as_os_str()], None));
     assert!(
         without.starts_with("osync=1"),
         "the control keeps O_SYNC: {without}"
@@ -81,8 +86,19 @@ fn fork_and_exec_from_threads_are_clean_under_memcheck() {
         "3".as_ref(),
         "5".as_ref(),
     ];
-    let out = memcheck(true, &probe, &args);
+    let report = dir.join("report");
+    std::fs::write(&report, "").unwrap();
+    let out = memcheck(true, &probe, &args, Some(&report));
     assert!(out.starts_with("ok "), "{out}");
+    // The library was there, in the threads' children too: they report
+    // what they skipped.
+    let lines = std::fs::read_to_string(&report).unwrap();
+    let skipped: u64 = lines
+        .split_whitespace()
+        .filter(|field| !field.starts_with("pid=") && !field.starts_with("name="))
+        .filter_map(|field| field.split_once('=')?.1.parse::<u64>().ok())
+        .sum();
+    assert!(lines.lines().count() > 1 && skipped > 0, "{lines}");
 }
 
 #[test]
@@ -103,7 +119,7 @@ fn memcheck_reports_errors_so_a_clean_run_means_something() {
         .status()
         .expect("run cc");
     assert!(status.success());
-    let output = under_valgrind(true, &program, &[]);
+    let output = under_valgrind(true, &program, &[], None);
     assert_eq!(
         output.status.code(),
         Some(ERRORS),

@@ -62,6 +62,11 @@ fn a_report_file_is_never_created_by_the_library() {
     let program = probe("sync_calls", &[]);
     run_reported(&program, &dir.join("a"), &report);
     assert!(!report.exists());
+    // The control: the same run, the file there, gets its line.
+    fs::write(&report, "").unwrap();
+    run_reported(&program, &dir.join("b"), &report);
+    let lines = fs::read_to_string(&report).unwrap();
+    assert!(lines.contains(" fsync=2 "), "{lines}");
 }
 
 #[test]
@@ -113,21 +118,27 @@ pub fn check_command_report(libc: Libc) {
 
 #[test]
 fn the_commands_exit_status_and_signal_survive_the_report() {
-    let status = Run::new(command())
-        .args(["--report", "sh", "-c", "exit 7"])
-        .run()
-        .output
-        .status;
-    assert_eq!(status.code(), Some(7));
-    let status = Run::new(command())
-        .args(["--report", "sh", "-c", "kill -TERM $$"])
-        .run()
-        .output
-        .status;
+    // sync(1) first, whose sync(2) the report must show skipped: the
+    // library was there, and the report made, whatever the ending.
+    let synced = |report: &str| {
+        report.lines().any(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            fields.first() == Some(&"sync") && fields.get(3) == Some(&"1")
+        })
+    };
+    let run = Run::new(command())
+        .args(["--report", "sh", "-c", "sync; exit 7"])
+        .run();
+    assert_eq!(run.output.status.code(), Some(7));
+    assert!(synced(&run.stderr()), "{}", run.stderr());
+    let run = Run::new(command())
+        .args(["--report", "sh", "-c", "sync; kill -TERM $$"])
+        .run();
     assert_eq!(
-        std::os::unix::process::ExitStatusExt::signal(&status),
+        std::os::unix::process::ExitStatusExt::signal(&run.output.status),
         Some(libc::SIGTERM)
     );
+    assert!(synced(&run.stderr()), "{}", run.stderr());
 }
 
 #[test]

@@ -104,7 +104,8 @@ fn linux_aio_flushes_complete_without_reaching_the_disk() {
     let control = flushes(false);
     assert!(control >= 50, "control: only {control} flushes");
     let eaten = flushes(true);
-    assert!(eaten * 20 <= control, "{eaten} flushes, against {control}");
+    // The journal commits only when asked (commit=600): not one flush.
+    assert_eq!(eaten, 0, "flushes under the library, against {control}");
 }
 
 #[test]

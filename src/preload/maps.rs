@@ -1,5 +1,7 @@
 //! Which file system a mapping's file is on, from `/proc/self/maps`, for
-//! `--sync-at-exit` to record a skipped `msync(2)` where it belongs.
+//! `--sync-at-exit` to record a skipped `msync(2)` where it belongs; and
+//! whether memory is the process's own (a private mapping), for io_uring's
+//! `OPENAT2`, whose `open_how` is written only there.
 //!
 //! The file is read with the library's own system calls into a buffer on the
 //! stack, a line at a time; only a line's first fields are kept (`START-END
@@ -21,11 +23,37 @@ pub enum Mapping {
 /// The mapping that holds `address`, and the address where it ends; `None`
 /// when it cannot be told.
 pub fn of(address: usize) -> Option<(Mapping, u64)> {
+    find(|line| mapping_in(line, address))
+}
+
+/// Whether the `len` bytes at `address` lie in one private mapping
+/// (`MAP_PRIVATE`), where a write changes this process's memory only, not
+/// a file or memory shared with another process.
+pub fn private(address: usize, len: usize) -> bool {
+    let end = (address as u64).saturating_add(len as u64);
+    find(|line| privacy_in(line, address)).is_some_and(|(private, ends)| private && end <= ends)
+}
+
+/// Whether the mapping a line describes is private, and its end, if it
+/// holds `address`.
+pub fn privacy_in(line: &[u8], address: usize) -> Option<(bool, u64)> {
+    let mut fields = line.split(|&b| b == b' ').filter(|f| !f.is_empty());
+    let mut range = fields.next()?.split(|&b| b == b'-');
+    let start = number(range.next()?, 16)?;
+    let end = number(range.next()?, 16)?;
+    let perms = fields.next()?;
+    (start..end)
+        .contains(&(address as u64))
+        .then(|| (perms.get(3) == Some(&b'p'), end))
+}
+
+/// The first answer `found` gives for a line of `/proc/self/maps`.
+fn find<T>(found: impl Fn(&[u8]) -> Option<T>) -> Option<T> {
     let fd = open_own(c"/proc/self/maps", libc::O_RDONLY)?;
     let mut chunk = [0u8; 2048];
     let mut line = [0u8; 128];
     let mut kept = 0;
-    let mut found = None;
+    let mut answer = None;
     'reading: loop {
         let count = read_own(fd, &mut chunk);
         if count <= 0 {
@@ -33,8 +61,8 @@ pub fn of(address: usize) -> Option<(Mapping, u64)> {
         }
         for &byte in chunk.iter().take(count as usize) {
             if byte == b'\n' {
-                found = mapping_in(line.get(..kept).unwrap_or_default(), address);
-                if found.is_some() {
+                answer = found(line.get(..kept).unwrap_or_default());
+                if answer.is_some() {
                     break 'reading;
                 }
                 kept = 0;
@@ -45,7 +73,7 @@ pub fn of(address: usize) -> Option<(Mapping, u64)> {
         }
     }
     close_own(fd);
-    found
+    answer
 }
 
 /// The mapping a line of maps describes and its end, if it holds `address`.
@@ -102,6 +130,22 @@ mod tests {
         assert_eq!(mapping_in(b"zz-10 rw-s 0 07:1f 12", 1), None);
         assert_eq!(mapping_in(b"0-10 rw-s 0 07:1f", 1), None);
         assert_eq!(mapping_in(b"0-10 rw-s 0 7x:1f 12", 1), None);
+    }
+
+    #[test]
+    fn private_mappings_are_told_from_shared_ones() {
+        assert_eq!(
+            privacy_in(FILE, 0x7f12a0000010),
+            Some((false, 0x7f12a0100000))
+        );
+        assert_eq!(
+            privacy_in(ANONYMOUS, 0x7f12b0000010),
+            Some((true, 0x7f12b0001000))
+        );
+        assert_eq!(privacy_in(ANONYMOUS, 0x7f12b0001000), None);
+        let on_stack = 0u64;
+        assert!(private(&raw const on_stack as usize, 8));
+        assert!(!private(0, 8));
     }
 
     #[test]

@@ -38,7 +38,7 @@ use core::ptr;
 use crate::durability::sqe::{self, Rewrite, Target};
 use crate::durability::{self, OPEN_SYNC};
 use crate::report::{Skip, count, counted};
-use crate::{caller, flush, policy, sync};
+use crate::{caller, flush, maps, policy, sync};
 
 pub mod enter;
 pub mod fixed;
@@ -108,9 +108,11 @@ pub unsafe fn eat(at: *mut u8, batch: &Batch) {
 
 /// An `OPENAT2` entry's `struct open_how` (at `how`, in the program's
 /// memory) without the dropped flags. It is written as the kernel would
-/// read it (`process_vm_writev`): a how the program cannot write, or
-/// cannot read, is left as it is, and the kernel answers it. The program
-/// can see the change: its `open_how.flags` lose the sync bits.
+/// read it (`process_vm_writev`), and only in a private mapping: a how the
+/// program cannot write or read, or one in a shared mapping (of a file, or
+/// shared with another process), is left as it is, and the kernel opens as
+/// asked. The program can see the change: its `open_how.flags` lose the
+/// sync bits.
 /// Returns the flags asked and given, when they were changed.
 fn open_how(how: u64, entry: &[u8; sqe::SIZE], dropped: u32) -> Option<(u64, u64)> {
     // The kernel refuses a how smaller than its first version (24 bytes).
@@ -124,6 +126,9 @@ fn open_how(how: u64, entry: &[u8; sqe::SIZE], dropped: u32) -> Option<(u64, u64
     }
     let asked = u64::from_ne_bytes(flags);
     let given = sqe::open_how_flags(asked, dropped)?;
+    if !maps::private(how as usize, flags.len()) {
+        return None;
+    }
     caller::copy_to_caller(how as usize, &given.to_ne_bytes()).then_some((asked, given))
 }
 

@@ -163,7 +163,7 @@ fn entries_the_library_must_not_answer_get_the_kernels_results() {
 }
 
 #[test]
-fn openat2_loses_o_dsync_where_the_program_can_write_its_how() {
+fn openat2_loses_o_dsync_where_its_how_is_the_programs_own_memory() {
     let dir = TempDir::new("uring-openat2");
     let answers = |way| results(&run(way, &["open2"], &dir.join("file")).run().success());
     let control = answers(Way::Alone);
@@ -175,6 +175,10 @@ fn openat2_loses_o_dsync_where_the_program_can_write_its_how() {
     assert_eq!(eaten["writable_how"], "plain");
     assert_eq!(eaten["readonly_file"], "dsync");
     assert_eq!(eaten["readonly_how"], "dsync");
+    // Nor is one in a shared mapping of a file, which a write would change.
+    for key in ["shared_file", "shared_how", "shared_stored"] {
+        assert_eq!(eaten[key], "dsync", "{key}");
+    }
 }
 
 #[test]

@@ -8,8 +8,9 @@
  *                                liburing still sees SQPOLL (sqpoll=kept)
  *   uring_eaten bad FILE         entries the kernel answers with an error,
  *                                or with 0 and no disk: NAME=RES per entry
- *   uring_eaten open2 FILE       OPENAT2 with O_DSYNC, from writable and
- *                                read-only memory: whether the flag stayed
+ *   uring_eaten open2 FILE       OPENAT2 with O_DSYNC, from writable,
+ *                                read-only and file-shared memory: whether
+ *                                the flag stayed, and what the file holds
  *   uring_eaten raw FILE N       N write+fsync pairs on a ring set up, mapped
  *                                and entered through syscall() and mmap()
  *   uring_eaten rawmany FILE N   N rings in turn, by syscall(), each set up,
@@ -200,6 +201,23 @@ static int openat2_cases(const char *path)
 	if (mprotect(fixed, 4096, PROT_READ))
 		die("mprotect", errno);
 	open2(&ring, "readonly", path, fixed);
+	/* In a shared mapping of a file: a write there would change the file. */
+	char name[4096];
+	snprintf(name, sizeof name, "%s.how", path);
+	int file = open(name, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (file < 0 || ftruncate(file, 4096))
+		die("how file", errno);
+	struct open_how *shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, file, 0);
+	if (shared == MAP_FAILED)
+		die("mmap", errno);
+	*shared = how;
+	shared->flags = O_WRONLY | O_CREAT | O_DSYNC;
+	open2(&ring, "shared", path, shared);
+	munmap(shared, 4096);
+	struct open_how stored;
+	if (pread(file, &stored, sizeof stored, 0) != sizeof stored)
+		die("pread", errno);
+	printf("shared_stored=%s\n", stored.flags & O_DSYNC ? "dsync" : "plain");
 	io_uring_queue_exit(&ring);
 	return 0;
 }

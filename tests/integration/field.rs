@@ -104,8 +104,10 @@ fn syncs_in_another_librarys_constructor_are_eaten_in_either_preload_order() {
 #[test]
 fn a_plugin_loaded_with_dlopen_can_sync_from_threads_in_its_constructor() {
     // dlopen holds the loader's lock while the constructor runs and waits
-    // for its threads: a hook that looked its next definition up only then
-    // (dlsym takes the same lock) would hang, so `timeout` ends the run.
+    // for its threads, whose opens are the first calls of their hooks: a
+    // lookup that took that lock (dlsym does) would hang, so `timeout` ends
+    // the run. The library's walk (objects.rs) takes only the lock that
+    // guards the list of objects, which dlopen does not hold meanwhile.
     let plugin = common::probe("field_ctor_lib", &["-shared", "-fPIC", "-pthread"]);
     let host = common::probe("field_dlopen", &["-ldl"]);
     let load = |dir: &TempDir, preload: bool| {

@@ -44,6 +44,8 @@ const DT_GNU_HASH: i64 = 0x6fff_fef5;
 const DT_VERSYM: i64 = 0x6fff_fff0;
 /// Dynamic entries read at most: real objects have a few dozen.
 const MAX_DYNAMIC: u64 = 1024;
+/// Dynamic entries read at once.
+const DYNAMIC_BLOCK: u64 = 16;
 const SYM_SIZE: u64 = 24;
 const SHN_ABS: u16 = 0xfff1;
 const STB_LOCAL: u8 = 0;
@@ -98,20 +100,31 @@ impl Tables {
     pub fn read(memory: &(impl Memory + ?Sized), base: u64, dynamic: u64) -> Option<Tables> {
         let (mut symtab, mut strtab, mut strsz) = (None, None, None);
         let (mut gnu_hash, mut hash, mut versym) = (None, None, None);
-        for index in 0..MAX_DYNAMIC {
+        // Read in blocks of entries, one bounds check each; an entry at the
+        // very end of memory is read alone.
+        let mut index = 0;
+        'entries: while index < MAX_DYNAMIC {
             let at = dynamic.checked_add(index * 16)?;
-            let tag = read_u64(memory, at)? as i64;
-            let value = read_u64(memory, at.checked_add(8)?)?;
-            match tag {
-                DT_NULL => break,
-                DT_HASH => hash = Some(value),
-                DT_STRTAB => strtab = Some(value),
-                DT_SYMTAB => symtab = Some(value),
-                DT_STRSZ => strsz = Some(value),
-                DT_SYMENT if value != SYM_SIZE => return None,
-                DT_GNU_HASH => gnu_hash = Some(value),
-                DT_VERSYM => versym = Some(value),
-                _ => {}
+            let block = match memory.bytes(at, DYNAMIC_BLOCK * 16) {
+                Some(block) => block,
+                None => memory.bytes(at, 16)?,
+            };
+            for entry in block.chunks_exact(16) {
+                let (tag, value) = entry.split_at(8);
+                let tag = u64::from_ne_bytes(tag.try_into().ok()?) as i64;
+                let value = u64::from_ne_bytes(value.try_into().ok()?);
+                match tag {
+                    DT_NULL => break 'entries,
+                    DT_HASH => hash = Some(value),
+                    DT_STRTAB => strtab = Some(value),
+                    DT_SYMTAB => symtab = Some(value),
+                    DT_STRSZ => strsz = Some(value),
+                    DT_SYMENT if value != SYM_SIZE => return None,
+                    DT_GNU_HASH => gnu_hash = Some(value),
+                    DT_VERSYM => versym = Some(value),
+                    _ => {}
+                }
+                index += 1;
             }
         }
         let moved = relocated(memory, base, strtab?);
@@ -246,6 +259,9 @@ impl<M: Memory + ?Sized> Search<'_, M> {
         }
         let bucket_at = table.checked_add(8)?;
         let chain = bucket_at.checked_add(u64::from(buckets) * 4)?;
+        // The whole chain array must be there: that bounds the walk below
+        // by the memory's size, not by a count a table can make 2^32.
+        memory.bytes(chain, u64::from(chains) * 4)?;
         let mut index = read_u32(
             memory,
             bucket_at.checked_add(u64::from(wanted % buckets) * 4)?,

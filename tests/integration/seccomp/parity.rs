@@ -15,8 +15,9 @@
 //! outcome (`timed out`) like any other.
 //!
 //! The probes (`tests/integration/probes/parity/*.c`, one file per class,
-//! one concern per case argument) print `name=result` lines, with errno
-//! names for failures.
+//! one concern per case argument, and a Go twin in `parity/go`) print
+//! `name=result` lines, with errno names for failures. Cases that differ
+//! are listed in `parity/known.rs`, each with why it is a limit.
 
 use std::collections::BTreeMap;
 use std::fs;

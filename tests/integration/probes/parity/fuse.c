@@ -13,18 +13,23 @@
  *                 AREA/src (a disk), which is then unmounted, so that the
  *                 FUSE mount made next likely gets its mount id; then an
  *                 fsync of a FUSE file: the daemon's EIO, not a disk's 0
+ *   fuse_uring    an io_uring FSYNC of a FUSE file: the daemon's -EIO
+ *   fuse_msync    msync(MS_SYNC) of a shared mapping of a FUSE file: EIO
  *
  * Speaks the kernel's protocol on /dev/fuse directly (linux/fuse.h), so
  * that the probe links no libfuse and stays static.
  */
 #include "parity.h"
 #include <linux/fuse.h>
+#include <liburing.h>
+#include <sys/mman.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/uio.h>
 
 static char request[1 << 17];
-static unsigned long long file_size;
+static unsigned long long file_size = 4096;
+static char zeros[4096];
 
 static void reply(int fuse, unsigned long long unique, int error, const void *body, size_t len)
 {
@@ -98,7 +103,13 @@ static void serve(int fuse)
 			reply(fuse, in->unique, 0, &out, sizeof out);
 		} else if (op == FUSE_FSYNC) {
 			reply(fuse, in->unique, -EIO, NULL, 0);
-		} else if (op == FUSE_READ || op == FUSE_READDIR || op == FUSE_FLUSH ||
+		} else if (op == FUSE_READ) {
+			struct fuse_read_in *read_in = body;
+			size_t n = read_in->offset < file_size ? file_size - read_in->offset : 0;
+			if (n > read_in->size)
+				n = read_in->size;
+			reply(fuse, in->unique, 0, zeros, n > sizeof zeros ? sizeof zeros : n);
+		} else if (op == FUSE_READDIR || op == FUSE_FLUSH ||
 			   op == FUSE_RELEASE || op == FUSE_RELEASEDIR || op == FUSE_ACCESS ||
 			   op == FUSE_DESTROY) {
 			reply(fuse, in->unique, 0, NULL, 0);
@@ -138,7 +149,8 @@ static void stop(pid_t daemon)
 static int run(const char *which)
 {
 	int private = strcmp(which, "fuse_shared") != 0;
-	if (private && strcmp(which, "fuse_private") && strcmp(which, "fuse_reuse"))
+	if (private && strcmp(which, "fuse_private") && strcmp(which, "fuse_reuse") &&
+	    strcmp(which, "fuse_uring") && strcmp(which, "fuse_msync"))
 		UNKNOWN();
 	if (private && (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))) {
 		perror("private mount namespace");
@@ -154,6 +166,32 @@ static int run(const char *which)
 		int fd = open(at("fuse/file"), O_WRONLY);
 		say("open", fd);
 		say("fsync_fuse", fsync(fd));
+		close(fd);
+		stop(daemon);
+		return 0;
+	}
+	if (!strcmp(which, "fuse_uring") || !strcmp(which, "fuse_msync")) {
+		pid_t daemon = start();
+		int fd = open(at("fuse/file"), O_RDWR);
+		say("open", fd);
+		if (!strcmp(which, "fuse_msync")) {
+			char *map = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			say("mmap", map == MAP_FAILED ? -1 : 0);
+			if (map != MAP_FAILED) {
+				say("msync", msync(map, 4096, MS_SYNC));
+				munmap(map, 4096);
+			}
+		} else {
+			struct io_uring ring;
+			struct io_uring_cqe *cqe;
+			if (io_uring_queue_init(2, &ring, 0))
+				return 3;
+			io_uring_prep_fsync(io_uring_get_sqe(&ring), fd, 0);
+			say_value("submitted", io_uring_submit(&ring));
+			if (io_uring_wait_cqe(&ring, &cqe) == 0)
+				say_raw("cqe", cqe->res);
+			io_uring_queue_exit(&ring);
+		}
 		close(fd);
 		stop(daemon);
 		return 0;

@@ -21,7 +21,11 @@ fn case(module: &str, name: &'static str, setup: fn(&Path)) -> Case {
         name: format!("{probe}::{name}"),
         probe,
         arg: name,
-        libs: if probe == "uring" { &["-luring"] } else { &[] },
+        libs: if matches!(probe, "uring" | "fuse") {
+            &["-luring"]
+        } else {
+            &[]
+        },
         setup,
         // A hang is the failure the FUSE cases look for: bounded sooner.
         deadline: Duration::from_secs(if probe == "fuse" { 10 } else { 30 }),
@@ -202,7 +206,7 @@ mod fuse {
             dir(a, "src", 0o755, 0);
             dir(a, "b", 0o755, 0);
         };
-        fuse_shared, fuse_private, fuse_reuse,
+        fuse_shared, fuse_private, fuse_reuse, fuse_uring, fuse_msync,
     }
 }
 

@@ -15,8 +15,8 @@ pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     ("openat2::getfl2", "openat2's O_SYNC dropped in open_how: F_GETFL lacks it"),
     ("openat2::how_readback", "open_how rewritten in the program's memory: read back without O_SYNC"),
     // A Go program's fsync and fdatasync, answered 0 by the filter itself
-    // (the default for Go since 0b75dec: the supervisor's round trip costs
-    // a Go program a P handoff; --seccomp=exact gives the kernel's answers).
+    // (for Go since 0b75dec: the supervisor's round trip costs a Go program
+    // a P handoff; no option gives a Go program the kernel's answers yet).
     ("go::fsync_badfd", "fsync answered by the filter for Go: 0, the kernel EBADF"),
     ("go::fdatasync_badfd", "fdatasync answered by the filter for Go: 0, the kernel EBADF"),
     ("go::fsync_pipe", "fsync answered by the filter for Go: 0, the kernel EINVAL"),

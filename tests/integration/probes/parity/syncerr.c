@@ -18,6 +18,7 @@
  *   msync_highflags     MS_SYNC with bit 32 of the register set, which the
  *                       kernel (an int) does not read: 0
  *   i386_fsync_badfd i386_fsync_pipe        through int $0x80
+ *   x32_fsync_badfd x32_fsync_pipe          through the x32 numbers
  */
 #include "parity.h"
 #include <sys/epoll.h>
@@ -94,6 +95,16 @@ static long i386_call(long nr, long arg)
 	return result;
 }
 
+static long x32_call(long nr, long arg)
+{
+	long result;
+	__asm__ volatile("syscall"
+			 : "=a"(result)
+			 : "a"(0x40000000L | nr), "D"(arg)
+			 : "rcx", "r11", "memory");
+	return result;
+}
+
 static void msync_case(const char *kind)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -141,6 +152,10 @@ static int run(const char *which)
 	}
 	if (!strcmp(call, "i386")) {
 		say_raw("fsync", i386_call(118, descriptor(kind + strlen("fsync_"))));
+		return 0;
+	}
+	if (!strcmp(call, "x32")) {
+		say_raw("fsync", x32_call(74, descriptor(kind + strlen("fsync_"))));
 		return 0;
 	}
 	if (!strcmp(call, "sfr")) {

@@ -158,7 +158,7 @@ mod syncerr {
         nodump_fsync_badfd, nodump_fsync_pipe,
         msync_unaligned, msync_unmapped, msync_badflags, msync_both, msync_good, msync_locked,
         msync_wrap, msync_highflags,
-        i386_fsync_badfd, i386_fsync_pipe,
+        i386_fsync_badfd, i386_fsync_pipe, x32_fsync_badfd, x32_fsync_pipe,
     }
 }
 

@@ -28,6 +28,8 @@ pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     // plain filter's answer: the supervisor reads native calls only.
     ("syncerr::i386_fsync_badfd", "the filter answers other ABIs' syncs with 0, the kernel EBADF"),
     ("syncerr::i386_fsync_pipe", "the filter answers other ABIs' syncs with 0, the kernel EINVAL"),
+    ("syncerr::x32_fsync_badfd", "the filter answers x32 syncs with 0, the kernel EBADF (ENOSYS without x32)"),
+    ("syncerr::x32_fsync_pipe", "the filter answers x32 syncs with 0, the kernel EINVAL (ENOSYS without x32)"),
     // io_uring set-ups that would let entries reach the kernel without an
     // io_uring_enter the supervisor sees, or rings it cannot map: changed
     // or refused as a kernel without the feature would.

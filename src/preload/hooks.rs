@@ -54,4 +54,8 @@ trampolines! {
     mmap mmap64 munmap
     io_uring_submit io_uring_submit_and_wait io_uring_submit_and_wait_timeout
     io_uring_submit_and_get_events io_uring_wait_cqes io_uring_wait_cqe_timeout
+    io_uring_register_files io_uring_register_files_tags io_uring_register_files_sparse
+    io_uring_register_files_update io_uring_register_files_update_tag
+    io_uring_unregister_files io_uring_register
+    io_uring_queue_init io_uring_queue_init_params io_uring_queue_mmap io_uring_queue_exit
 }

@@ -8,13 +8,10 @@
 //! Two doors lead a dynamically linked program's entries to the kernel, and
 //! both pass through here before the kernel can read them:
 //!
-//! - liburing (`liburing.so.2`): the tail the kernel reads up to is
-//!   published only inside its exported submit functions (its inline
-//!   helpers fill entries and never touch the kernel's tail). The hooks of
-//!   those functions rewrite the entries between the ring's `sqe_head` and
-//!   `sqe_tail` in `struct io_uring`, then call liburing. So even an SQPOLL
-//!   ring, whose kernel thread reads entries as soon as they are published,
-//!   only ever sees rewritten ones, and keeps the flags it asked for.
+//! - liburing (`liburing.so.2`, [`liburing`]): the tail the kernel reads
+//!   up to is published only inside its exported submit functions, whose
+//!   hooks rewrite the entries about to be published first; fixed files
+//!   are followed through its registration functions.
 //! - libc's `syscall()`: rings are learnt at setup and mmap ([`setup`],
 //!   [`rings`]) and entries rewritten at `io_uring_enter` ([`enter`]),
 //!   fixed files followed at `io_uring_register` ([`fixed`]).
@@ -24,14 +21,14 @@
 //! `io_uring_enter` with an inline `syscall` instruction, so its entries
 //! reach the kernel unread here (its flushes need `--seccomp`); so do a
 //! statically linked liburing's. liburing's own `io_uring_setup`,
-//! `io_uring_enter`, `io_uring_enter2` and `io_uring_register` wrappers are
-//! not hooked: a ring driven only through them goes to the kernel as made.
+//! `io_uring_enter` and `io_uring_enter2` wrappers are not hooked: a ring
+//! driven only through them goes to the kernel as made.
 //!
 //! Only what the kernel would accept is rewritten (the rule's own checks),
 //! and a sync entry only when its file certainly reaches a disk: a plain
-//! descriptor is asked as `fsync(2)`'s is (one ioctl); a fixed-file slot is
-//! known only on a ring learnt through `syscall()`, where registrations are
-//! seen. Everything else is the kernel's to answer, as without eatmydata.
+//! descriptor is asked as `fsync(2)`'s is (one ioctl), a fixed-file slot
+//! by what was registered there. Everything else is the kernel's to
+//! answer, as without eatmydata.
 
 use core::ptr;
 
@@ -42,6 +39,7 @@ use crate::{caller, flush, maps, policy, sync};
 
 pub mod enter;
 pub mod fixed;
+pub mod liburing;
 pub mod rings;
 pub mod setup;
 
@@ -178,120 +176,8 @@ fn opened(before: u32, after: u32) {
     flush::note_all();
 }
 
-/// Where liburing's `struct io_uring` keeps what is read here. The layout
-/// is part of the `liburing.so.2` ABI, the same from 2.0 on (fields have
-/// only been added in its padding): the submission side's pointers
-/// (`khead`, `ktail`, `kring_mask`, `kring_entries`, `kflags`, `kdropped`,
-/// `array`, `sqes`), then `sqe_head` and `sqe_tail`; the ring's setup
-/// flags after the completion side.
-mod liburing {
-    pub const KRING_MASK: usize = 16;
-    pub const KRING_ENTRIES: usize = 24;
-    pub const SQES: usize = 56;
-    pub const SQE_HEAD: usize = 64;
-    pub const SQE_TAIL: usize = 68;
-    pub const FLAGS: usize = 192;
-}
-
 /// `IORING_SETUP_SQE128`: 128-byte entries.
 pub const SETUP_SQE128: u32 = 1 << 10;
 /// `IORING_SETUP_SQE_MIXED` (6.18): entries of either size; such a ring is
 /// not rewritten.
 pub const SETUP_SQE_MIXED: u32 = 1 << 19;
-
-/// `eatmydata_uring_submitting`: liburing is about to publish the entries
-/// between `sqe_head` and `sqe_tail` of `ring`; they are rewritten first.
-/// Fixed-file slots are not known on this door: their sync entries are
-/// kept.
-///
-/// # Safety
-/// `ring` is the `struct io_uring *` the program passed to a liburing
-/// submit function, or null.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn eatmydata_uring_submitting(ring: *const u8) {
-    if ring.is_null() {
-        return;
-    }
-    let Some(batch) = Batch::new(0) else {
-        return;
-    };
-    // SAFETY: a live struct io_uring, which liburing reads right after us;
-    // its pointers lead into the ring's mappings.
-    unsafe {
-        let field = |at: usize| ptr::read_unaligned(ring.add(at).cast::<u32>());
-        let pointer = |at: usize| ptr::read_unaligned(ring.add(at).cast::<*mut u8>());
-        let flags = field(liburing::FLAGS);
-        let (head, tail) = (field(liburing::SQE_HEAD), field(liburing::SQE_TAIL));
-        let (mask, entries) = (
-            pointer(liburing::KRING_MASK),
-            pointer(liburing::KRING_ENTRIES),
-        );
-        let sqes = pointer(liburing::SQES);
-        if flags & SETUP_SQE_MIXED != 0 || mask.is_null() || entries.is_null() || sqes.is_null() {
-            return;
-        }
-        let mask = ptr::read_volatile(mask.cast::<u32>());
-        let entries = ptr::read_volatile(entries.cast::<u32>());
-        let shift = if flags & SETUP_SQE128 != 0 { 7 } else { 6 };
-        let count = tail.wrapping_sub(head);
-        if count > entries {
-            return;
-        }
-        for n in 0..count {
-            let index = (head.wrapping_add(n) & mask) as usize;
-            eat(sqes.add(index << shift), &batch);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::liburing;
-
-    /// The offsets of `struct io_uring` read here, as liburing's own header
-    /// has them (liburing-dev; the CI installs it).
-    #[test]
-    fn liburing_layout_is_its_headers() {
-        use std::process::Command;
-        let dir = std::env::temp_dir().join(format!("eatmydata-liburing-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let source = dir.join("layout.c");
-        std::fs::write(
-            &source,
-            "#include <stddef.h>\n#include <stdio.h>\n#include <liburing.h>\n\
-             int main(void) {\n\
-             printf(\"%zu %zu %zu %zu %zu %zu %d %d\", \
-             offsetof(struct io_uring, sq.kring_mask), \
-             offsetof(struct io_uring, sq.kring_entries), \
-             offsetof(struct io_uring, sq.sqes), \
-             offsetof(struct io_uring, sq.sqe_head), \
-             offsetof(struct io_uring, sq.sqe_tail), \
-             offsetof(struct io_uring, flags), \
-             IORING_SETUP_SQE128, IORING_SETUP_SQPOLL);\n\
-             return 0; }\n",
-        )
-        .unwrap();
-        let binary = dir.join("layout");
-        let built = Command::new("cc")
-            .arg("-o")
-            .arg(&binary)
-            .arg(&source)
-            .status();
-        assert!(built.unwrap().success(), "cc (is liburing-dev installed?)");
-        let output = Command::new(&binary).output().unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
-        let ours = [
-            liburing::KRING_MASK,
-            liburing::KRING_ENTRIES,
-            liburing::SQES,
-            liburing::SQE_HEAD,
-            liburing::SQE_TAIL,
-            liburing::FLAGS,
-            super::SETUP_SQE128 as usize,
-            2,
-        ]
-        .map(|n| n.to_string())
-        .join(" ");
-        assert_eq!(String::from_utf8_lossy(&output.stdout), ours);
-    }
-}

@@ -88,6 +88,13 @@ fn liburing_fsyncs_submitted_one_by_one_reach_no_disk() {
     eaten("each");
 }
 
+/// A file registered with liburing and named by its slot: the library
+/// follows the registration.
+#[test]
+fn liburing_fsyncs_on_a_registered_file_reach_no_disk() {
+    eaten("fixed");
+}
+
 /// liburing publishes entries only in its submit functions, so an SQPOLL
 /// ring is rewritten before its kernel thread can read them, and keeps
 /// the flags it was given.
@@ -155,6 +162,9 @@ fn entries_the_library_must_not_answer_get_the_kernels_results() {
         ("fsync_badfd", "EBADF"),
         ("fsync_registered_slot", "0"),
         ("fsync_slot_past_the_table", "EBADF"),
+        ("fsync_slot_now_a_pipe", "EINVAL"),
+        ("direct_0", "0"),
+        ("direct_1", "EINVAL"),
     ] {
         assert_eq!(control[name], expected, "control's {name}");
     }

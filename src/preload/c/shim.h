@@ -35,6 +35,10 @@ void eatmydata_sync(void);
 void eatmydata_report_at_exit(void);
 void eatmydata_forget_counts(void);
 void eatmydata_uring_submitting(const void *ring);
+void eatmydata_uring_files(const void *ring, unsigned first, const int *fds,
+			   unsigned count, _Bool whole);
+void eatmydata_uring_forget_files(const void *ring);
+void eatmydata_uring_register_raw(int fd, unsigned opcode);
 extern _Bool eatmydata_uring_watching;
 void eatmydata_uring_mapped(void *at, size_t length, int fd, long offset);
 void eatmydata_uring_unmapping(void *at, size_t length);

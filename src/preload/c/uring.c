@@ -17,6 +17,7 @@
  */
 #include "shim.h"
 
+#include <linux/types.h>
 #include <signal.h>
 #include <sys/mman.h>
 
@@ -39,6 +40,26 @@ int io_uring_wait_cqe_timeout(struct io_uring *ring,
 			      struct io_uring_cqe **cqe_ptr,
 			      struct __kernel_timespec *ts);
 
+struct io_uring_params;
+int io_uring_register_files(struct io_uring *ring, const int *files,
+			    unsigned nr_files);
+int io_uring_register_files_tags(struct io_uring *ring, const int *files,
+				 const __u64 *tags, unsigned nr);
+int io_uring_register_files_sparse(struct io_uring *ring, unsigned nr);
+int io_uring_register_files_update(struct io_uring *ring, unsigned off,
+				   const int *files, unsigned nr_files);
+int io_uring_register_files_update_tag(struct io_uring *ring, unsigned off,
+				       const int *files, const __u64 *tags,
+				       unsigned nr_files);
+int io_uring_unregister_files(struct io_uring *ring);
+int io_uring_register(unsigned int fd, unsigned int opcode, const void *arg,
+		      unsigned int nr_args);
+int io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags);
+int io_uring_queue_init_params(unsigned entries, struct io_uring *ring,
+			       struct io_uring_params *p);
+int io_uring_queue_mmap(int fd, struct io_uring_params *p, struct io_uring *ring);
+void io_uring_queue_exit(struct io_uring *ring);
+
 #if defined(__has_include)
 #if __has_include(<liburing.h>)
 #pragma GCC diagnostic push
@@ -52,7 +73,13 @@ int io_uring_wait_cqe_timeout(struct io_uring *ring,
 #define EMD_URING_NAMES(X)                                                    \
 	X(io_uring_submit) X(io_uring_submit_and_wait)                        \
 	X(io_uring_submit_and_wait_timeout) X(io_uring_submit_and_get_events) \
-	X(io_uring_wait_cqes) X(io_uring_wait_cqe_timeout)
+	X(io_uring_wait_cqes) X(io_uring_wait_cqe_timeout)                    \
+	X(io_uring_register_files) X(io_uring_register_files_tags)            \
+	X(io_uring_register_files_sparse) X(io_uring_register_files_update)   \
+	X(io_uring_register_files_update_tag) X(io_uring_unregister_files)    \
+	X(io_uring_register) X(io_uring_queue_init)                           \
+	X(io_uring_queue_init_params) X(io_uring_queue_mmap)                  \
+	X(io_uring_queue_exit)
 
 /* One cache per name. The lookup (src/preload/objects.rs) searches every
  * object loaded after the library, so it finds liburing's definition also
@@ -117,6 +144,131 @@ int HOOK(io_uring_wait_cqe_timeout)(struct io_uring *ring,
 	PASS_URING(io_uring_wait_cqe_timeout, ring, ring, cqe_ptr, ts);
 }
 MATCHES(io_uring_wait_cqe_timeout);
+
+/*
+ * Fixed files: the slots liburing registers are told to Rust, which eats a
+ * sync entry on a slot only when its file reaches a disk. What liburing
+ * answers is returned as it is; the slots are told only on success, and
+ * forgotten whenever they may have changed otherwise.
+ */
+#define NEXT_URING(name)                                                      \
+	__typeof__(&name) next_fn = NEXT(name);                               \
+	if (!next_fn)                                                         \
+		return -ENOSYS
+
+int HOOK(io_uring_register_files)(struct io_uring *ring, const int *files,
+				  unsigned nr_files)
+{
+	NEXT_URING(io_uring_register_files);
+	int done = next_fn(ring, files, nr_files);
+	if (done == 0)
+		eatmydata_uring_files(ring, 0, files, nr_files, 1);
+	return done;
+}
+MATCHES(io_uring_register_files);
+
+int HOOK(io_uring_register_files_tags)(struct io_uring *ring, const int *files,
+				       const __u64 *tags, unsigned nr)
+{
+	NEXT_URING(io_uring_register_files_tags);
+	int done = next_fn(ring, files, tags, nr);
+	if (done == 0)
+		eatmydata_uring_files(ring, 0, files, nr, 1);
+	return done;
+}
+MATCHES(io_uring_register_files_tags);
+
+int HOOK(io_uring_register_files_update)(struct io_uring *ring, unsigned off,
+					 const int *files, unsigned nr_files)
+{
+	NEXT_URING(io_uring_register_files_update);
+	int done = next_fn(ring, off, files, nr_files);
+	if (done > 0)
+		eatmydata_uring_files(ring, off, files, done, 0);
+	return done;
+}
+MATCHES(io_uring_register_files_update);
+
+int HOOK(io_uring_register_files_update_tag)(struct io_uring *ring, unsigned off,
+					     const int *files, const __u64 *tags,
+					     unsigned nr_files)
+{
+	NEXT_URING(io_uring_register_files_update_tag);
+	int done = next_fn(ring, off, files, tags, nr_files);
+	if (done > 0)
+		eatmydata_uring_files(ring, off, files, done, 0);
+	return done;
+}
+MATCHES(io_uring_register_files_update_tag);
+
+/* Slots that hold nothing, or none: nothing to know. */
+int HOOK(io_uring_register_files_sparse)(struct io_uring *ring, unsigned nr)
+{
+	eatmydata_uring_forget_files(ring);
+	NEXT_URING(io_uring_register_files_sparse);
+	return next_fn(ring, nr);
+}
+MATCHES(io_uring_register_files_sparse);
+
+int HOOK(io_uring_unregister_files)(struct io_uring *ring)
+{
+	eatmydata_uring_forget_files(ring);
+	NEXT_URING(io_uring_unregister_files);
+	return next_fn(ring);
+}
+MATCHES(io_uring_unregister_files);
+
+/* liburing's raw register: any change of files forgets the ring's slots. */
+int HOOK(io_uring_register)(unsigned int fd, unsigned int opcode, const void *arg,
+			    unsigned int nr_args)
+{
+	eatmydata_uring_register_raw((int)fd, opcode);
+	NEXT_URING(io_uring_register);
+	return next_fn(fd, opcode, arg, nr_args);
+}
+MATCHES(io_uring_register);
+
+/* A ring made or torn down: no slot of an earlier ring of the same
+ * descriptor is taken for its own. */
+int HOOK(io_uring_queue_init)(unsigned entries, struct io_uring *ring, unsigned flags)
+{
+	NEXT_URING(io_uring_queue_init);
+	int done = next_fn(entries, ring, flags);
+	if (done == 0)
+		eatmydata_uring_forget_files(ring);
+	return done;
+}
+MATCHES(io_uring_queue_init);
+
+int HOOK(io_uring_queue_init_params)(unsigned entries, struct io_uring *ring,
+				     struct io_uring_params *p)
+{
+	NEXT_URING(io_uring_queue_init_params);
+	int done = next_fn(entries, ring, p);
+	if (done == 0)
+		eatmydata_uring_forget_files(ring);
+	return done;
+}
+MATCHES(io_uring_queue_init_params);
+
+int HOOK(io_uring_queue_mmap)(int fd, struct io_uring_params *p, struct io_uring *ring)
+{
+	NEXT_URING(io_uring_queue_mmap);
+	int done = next_fn(fd, p, ring);
+	if (done == 0)
+		eatmydata_uring_forget_files(ring);
+	return done;
+}
+MATCHES(io_uring_queue_mmap);
+
+void HOOK(io_uring_queue_exit)(struct io_uring *ring)
+{
+	eatmydata_uring_forget_files(ring);
+	__typeof__(&io_uring_queue_exit) next_fn = NEXT(io_uring_queue_exit);
+	if (next_fn)
+		next_fn(ring);
+}
+MATCHES(io_uring_queue_exit);
 
 static void *next_mmap, *next_mmap64, *next_munmap;
 

@@ -96,10 +96,34 @@ pub fn register(a: [c_long; 6]) -> c_long {
     answer
 }
 
+/// `eatmydata_uring_register_raw`: liburing's raw `io_uring_register` of
+/// `opcode` on ring `fd`; one that may change files forgets the ring's
+/// slots (every ring's, by a registered index), before the call.
+#[unsafe(no_mangle)]
+pub extern "C" fn eatmydata_uring_register_raw(fd: i32, opcode: u32) {
+    let opcode = c_long::from(opcode);
+    let files = matches!(
+        opcode & !REGISTER_USE_REGISTERED_RING,
+        REGISTER_FILES
+            | UNREGISTER_FILES
+            | REGISTER_FILES_UPDATE
+            | REGISTER_FILES2
+            | REGISTER_FILES_UPDATE2
+    );
+    if !files {
+        return;
+    }
+    if opcode & REGISTER_USE_REGISTERED_RING != 0 {
+        rings::forget_all_fixed();
+    } else {
+        rings::store_fixed(fd, 0);
+    }
+}
+
 /// The fixed slots known to reach a disk after `count` descriptors (at
 /// `fds` in the program's memory) went into slots from `first` on, the
 /// others as `before` had them.
-fn disk_slots(first: usize, fds: usize, count: usize, before: u64) -> u64 {
+pub fn disk_slots(first: usize, fds: usize, count: usize, before: u64) -> u64 {
     let count = count.min(64usize.saturating_sub(first));
     let mut bytes = [0u8; 4 * 64];
     let Some(buffer) = bytes.get_mut(..4 * count) else {

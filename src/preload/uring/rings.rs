@@ -42,6 +42,8 @@ pub struct Ring {
 }
 
 pub const FREE: i32 = -1;
+/// A slot being filled in: no descriptor matches it.
+const CLAIMING: i32 = -2;
 /// A flag of ours, beside the setup flags: the program asked for SQPOLL
 /// and the kernel was not told.
 pub const SQPOLL_DROPPED: u32 = 1 << 31;
@@ -233,6 +235,45 @@ pub fn unmapping(at: usize, len: usize) {
                 .fd
                 .compare_exchange(fd, FREE, Ordering::AcqRel, Ordering::Relaxed);
         }
+    }
+}
+
+/// Which fixed slots of ring `fd` are known to reach a disk.
+pub fn fixed_for(fd: i32) -> u64 {
+    find(fd).map_or(0, |ring| ring.fixed.load(Ordering::Relaxed))
+}
+
+/// Ring `fd`'s fixed slots that reach a disk are `bits` (a liburing ring,
+/// not learnt through `syscall()`, takes a slot of its own, with no
+/// mappings, so that it is never rewritten at `io_uring_enter`; its slot
+/// is freed when it has nothing to know).
+pub fn store_fixed(fd: i32, bits: u64) {
+    if let Some(ring) = find(fd) {
+        ring.fixed.store(bits, Ordering::Relaxed);
+        let mapped =
+            ring.sq_ring.load(Ordering::Relaxed) != 0 || ring.sqes.load(Ordering::Relaxed) != 0;
+        let learnt = ring.entries.load(Ordering::Relaxed) != 0;
+        if bits == 0 && !mapped && !learnt {
+            let _ = ring
+                .fd
+                .compare_exchange(fd, FREE, Ordering::AcqRel, Ordering::Relaxed);
+        }
+        return;
+    }
+    if bits == 0 || fd < 0 {
+        return;
+    }
+    let claimed = TABLE.iter().find(|ring| {
+        ring.fd
+            .compare_exchange(FREE, CLAIMING, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    });
+    if let Some(ring) = claimed {
+        ring.sq_ring.store(0, Ordering::Release);
+        ring.sqes.store(0, Ordering::Release);
+        ring.entries.store(0, Ordering::Relaxed);
+        ring.fixed.store(bits, Ordering::Relaxed);
+        ring.fd.store(fd, Ordering::Release);
     }
 }
 

@@ -4,6 +4,7 @@
  *   uring_eaten batch FILE N     N writes each linked to an fsync, four
  *                                pairs (8 entries) per io_uring_submit_and_wait
  *   uring_eaten each FILE N      a write, then an fsync, each submitted alone
+ *   uring_eaten fixed FILE N     batches on FILE registered, by its slot
  *   uring_eaten sqpoll FILE N    batches on an SQPOLL ring; says whether
  *                                liburing still sees SQPOLL (sqpoll=kept)
  *   uring_eaten bad FILE         entries the kernel answers with an error,
@@ -69,12 +70,16 @@ static int open_file(const char *path)
 	return fd;
 }
 
+/* Whether entries name the file by its registered slot (0). */
+static int by_slot;
+
 static void write_and_fsync(struct io_uring *ring, int fd, long i)
 {
 	struct io_uring_sqe *sqe = next(ring);
-	io_uring_prep_write(sqe, fd, block, sizeof block, (i % 16) * 4096);
-	sqe->flags |= IOSQE_IO_LINK;
-	io_uring_prep_fsync(next(ring), fd, i % 2 ? IORING_FSYNC_DATASYNC : 0);
+	io_uring_prep_write(sqe, by_slot ? 0 : fd, block, sizeof block, (i % 16) * 4096);
+	sqe->flags |= IOSQE_IO_LINK | (by_slot ? IOSQE_FIXED_FILE : 0);
+	io_uring_prep_fsync(sqe = next(ring), by_slot ? 0 : fd, i % 2 ? IORING_FSYNC_DATASYNC : 0);
+	sqe->flags |= by_slot ? IOSQE_FIXED_FILE : 0;
 }
 
 static int batch(const char *path, long count, int alone, unsigned flags)
@@ -86,6 +91,8 @@ static int batch(const char *path, long count, int alone, unsigned flags)
 	if (flags & IORING_SETUP_SQPOLL)
 		printf("sqpoll=%s\n", ring.flags & IORING_SETUP_SQPOLL ? "kept" : "dropped");
 	int fd = open_file(path);
+	if (by_slot && io_uring_register_files(&ring, &fd, 1))
+		die("register", EIO);
 	for (long i = 0; i < count; i += alone ? 1 : 4) {
 		int pairs = alone ? 1 : (count - i < 4 ? count - i : 4);
 		for (int p = 0; p < pairs; p++)
@@ -163,6 +170,31 @@ static int bad(const char *path)
 	io_uring_prep_fsync(sqe = next(&ring), 1, 0);
 	sqe->flags |= IOSQE_FIXED_FILE;
 	one(&ring, "fsync_slot_past_the_table");
+	if (io_uring_register_files_update(&ring, 0, &pipes[1], 1) != 1)
+		die("update", EIO);
+	io_uring_prep_fsync(sqe = next(&ring), 0, 0);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	one(&ring, "fsync_slot_now_a_pipe");
+	/* A direct open puts /dev/null in slot 0 as the fsync's link waits. */
+	int back = fd;
+	if (io_uring_register_files_update(&ring, 0, &back, 1) != 1)
+		die("update", EIO);
+	io_uring_prep_openat_direct(sqe = next(&ring), AT_FDCWD, "/dev/null", O_WRONLY, 0, 0);
+	sqe->flags |= IOSQE_IO_LINK;
+	io_uring_prep_fsync(sqe = next(&ring), 0, 0);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	if (io_uring_submit_and_wait(&ring, 2) != 2)
+		die("direct", EIO);
+	for (int i = 0; i < 2; i++) {
+		struct io_uring_cqe *cqe;
+		if (io_uring_wait_cqe(&ring, &cqe))
+			die("direct", EIO);
+		if (cqe->res < 0)
+			printf("direct_%d=%s\n", i, strerrorname_np(-cqe->res));
+		else
+			printf("direct_%d=%d\n", i, cqe->res);
+		io_uring_cqe_seen(&ring, cqe);
+	}
 	io_uring_queue_exit(&ring);
 	return 0;
 }
@@ -382,6 +414,10 @@ int main(int argc, char **argv)
 		return batch(argv[2], atol(argv[3]), 0, 0);
 	if (argc == 4 && !strcmp(argv[1], "each"))
 		return batch(argv[2], atol(argv[3]), 1, 0);
+	if (argc == 4 && !strcmp(argv[1], "fixed")) {
+		by_slot = 1;
+		return batch(argv[2], atol(argv[3]), 0, 0);
+	}
 	if (argc == 4 && !strcmp(argv[1], "sqpoll"))
 		return batch(argv[2], atol(argv[3]), 0, IORING_SETUP_SQPOLL);
 	if (argc == 3 && !strcmp(argv[1], "bad"))
@@ -394,6 +430,6 @@ int main(int argc, char **argv)
 		return raw_many(argv[2], atol(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "rawpoll"))
 		return raw(argv[2], atol(argv[3]), 1);
-	fprintf(stderr, "usage: %s batch|each|sqpoll|raw|rawmany|rawpoll FILE N | bad FILE | open2 FILE\n", argv[0]);
+	fprintf(stderr, "usage: %s batch|each|fixed|sqpoll|raw|rawmany|rawpoll FILE N | bad FILE | open2 FILE\n", argv[0]);
 	return 2;
 }

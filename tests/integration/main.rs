@@ -9,6 +9,7 @@ mod compat; // older glibc and other architectures
 mod containers; // the container recipes, run with podman
 mod corpus; // everyday programs give the same results with the library
 mod debian; // our .deb packages on a Debian 12 tree, and the tools that use eatmydata
+mod documentation; // the README and docs/: short, summarised, and no link to nowhere
 mod durability; // nothing lost on a clean shutdown: SQLite, PostgreSQL, MariaDB
 mod field; // what breaks preload libraries: constructors, threads, fork, cancellation
 mod foreign; // 32-bit programs, and musl ones with a library musl cannot load

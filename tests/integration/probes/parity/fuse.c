@@ -15,6 +15,10 @@
  *                 fsync of a FUSE file: the daemon's EIO, not a disk's 0
  *   fuse_uring    an io_uring FSYNC of a FUSE file: the daemon's -EIO
  *   fuse_msync    msync(MS_SYNC) of a shared mapping of a FUSE file: EIO
+ *   fuse_frozen   a hung file system: the daemon stopped (SIGSTOP) while
+ *                 one process waits in an fsync of a FUSE file; another
+ *                 process's five syncs must still be answered (it gives up
+ *                 after 5 s); then the daemon goes on and answers EIO
  *
  * Speaks the kernel's protocol on /dev/fuse directly (linux/fuse.h), so
  * that the probe links no libfuse and stays static.
@@ -24,6 +28,7 @@
 #include <liburing.h>
 #include <sys/mman.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/uio.h>
 
@@ -150,7 +155,7 @@ static int run(const char *which)
 {
 	int private = strcmp(which, "fuse_shared") != 0;
 	if (private && strcmp(which, "fuse_private") && strcmp(which, "fuse_reuse") &&
-	    strcmp(which, "fuse_uring") && strcmp(which, "fuse_msync"))
+	    strcmp(which, "fuse_uring") && strcmp(which, "fuse_msync") && strcmp(which, "fuse_frozen"))
 		UNKNOWN();
 	if (private && (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))) {
 		perror("private mount namespace");
@@ -166,6 +171,43 @@ static int run(const char *which)
 		int fd = open(at("fuse/file"), O_WRONLY);
 		say("open", fd);
 		say("fsync_fuse", fsync(fd));
+		close(fd);
+		stop(daemon);
+		return 0;
+	}
+	if (!strcmp(which, "fuse_frozen")) {
+		pid_t daemon = start();
+		/* Started before the FUSE file is opened: a process that holds
+		 * it would wait for the stopped daemon at exit (FLUSH). */
+		int go[2];
+		if (pipe(go))
+			return 3;
+		pid_t other = fork();
+		if (other == 0) {
+			char byte;
+			if (read(go[0], &byte, 1) != 1)
+				_exit(100);
+			alarm(5);
+			int null = open("/dev/null", O_WRONLY), done = 0;
+			for (int i = 0; i < 5; i++)
+				done += fsync(null) < 0 && errno == EINVAL;
+			_exit(done);
+		}
+		int fd = open(at("fuse/file"), O_WRONLY);
+		say("open", fd);
+		say("stop", kill(daemon, SIGSTOP));
+		pid_t waiter = fork();
+		if (waiter == 0)
+			_exit(fsync(fd) ? errno : 0);
+		usleep(300 * 1000);
+		say("go", write(go[1], "g", 1));
+		int status;
+		waitpid(other, &status, 0);
+		printf("other=%s %d\n", WIFEXITED(status) ? "exit" : "signal",
+		       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		say("cont", kill(daemon, SIGCONT));
+		waitpid(waiter, &status, 0);
+		printf("waiter=%s\n", WIFEXITED(status) ? error_name(WEXITSTATUS(status)) : "killed");
 		close(fd);
 		stop(daemon);
 		return 0;

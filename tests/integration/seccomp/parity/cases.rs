@@ -206,7 +206,7 @@ mod fuse {
             dir(a, "src", 0o755, 0);
             dir(a, "b", 0o755, 0);
         };
-        fuse_shared, fuse_private, fuse_reuse, fuse_uring, fuse_msync,
+        fuse_shared, fuse_private, fuse_reuse, fuse_uring, fuse_msync, fuse_frozen,
     }
 }
 

@@ -21,10 +21,13 @@ O_DIRECT, RWF_SYNC and RWF_DSYNC are dropped. Data reaches the disk when
 the kernel writes it back: a crash or power loss before then loses it, a
 clean shutdown does not.
 
-Programs that make their system calls themselves, statically linked ones
-and every Go program, never see the library, and nor do io_uring requests.
-For them a seccomp filter, with eatmydata staying as COMMAND's parent to
-answer it, makes most of them free in COMMAND and everything it starts:
+The library also rewrites io_uring requests made through liburing or
+syscall(), but not those a program enters the kernel with itself (fio).
+Statically linked programs and every Go program make their system calls
+themselves and never see the library. For them, and with --seccomp for
+any command, a seccomp filter, with eatmydata staying as COMMAND's parent
+to answer it, makes most of these requests free in COMMAND and everything
+it starts:
 the sync calls on files of a disk, io_uring fsyncs, and the sync flags of
 openat2 and of io_uring entries. The sync flags of open, openat and
 pwritev2 sit in a register no filter can change: those writes reach the
@@ -36,7 +39,7 @@ Options:
   -v, --verbose      say on stderr what is run, and with which library
       --keep-direct  keep O_DIRECT (sets EATMYDATA_KEEP_DIRECT=1)
       --seccomp      install the seccomp filter too, whatever COMMAND is
-                     (this covers io_uring, also in dynamic programs)
+                     (this covers io_uring entered without liburing)
       --seccomp=plain  the filter alone, without its supervisor: syncs
                      answered 0, flags and io_uring not covered
       --no-seccomp   never install it, not even for a static or Go program

@@ -225,6 +225,22 @@ pub mod sqe {
         u64::from_ne_bytes(bytes)
     }
 
+    /// Whether an entry of `opcode` can be rewritten at all: a caller that
+    /// walks many entries may pass over the others on their first byte.
+    pub const fn may_rewrite(opcode: u8) -> bool {
+        matches!(
+            opcode,
+            OP_FSYNC
+                | OP_SYNC_FILE_RANGE
+                | OP_WRITE
+                | OP_WRITEV
+                | OP_WRITE_FIXED
+                | OP_WRITEV_FIXED
+                | OP_OPENAT
+                | OP_OPENAT2
+        )
+    }
+
     /// What `entry` becomes, with `dropped` the open flags to drop and
     /// `reaches_disk` the submitter's answer for a sync entry's file: true
     /// only when it is certainly an open file on a disk (a fixed slot the
@@ -489,6 +505,15 @@ mod tests {
             sqe::rewrite(&entry(sqe::OP_NOP), DROPPED, |_| true),
             Rewrite::Keep
         );
+        // Every opcode rewrite may change is one may_rewrite names.
+        for opcode in 0..=u8::MAX {
+            let mut any = entry(opcode);
+            set_u32(&mut any, sqe::OP_FLAGS, u32::MAX);
+            if sqe::rewrite(&any, DROPPED, |_| true) != Rewrite::Keep {
+                assert!(sqe::may_rewrite(opcode), "{opcode}");
+            }
+        }
+        assert!(!sqe::may_rewrite(sqe::OP_NOP));
     }
 
     /// The opcodes and entry offsets used here, as the kernel's header

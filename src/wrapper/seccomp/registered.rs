@@ -22,24 +22,9 @@ use std::collections::HashMap;
 use super::call::Call;
 use super::fdinfo::on_a_disk;
 use super::mountinfo::Mounts;
+use super::rules::{REGISTER_FILES, REGISTER_FILES2, REGISTER_SEND_MSG_RING, UNREGISTER_FILES};
 use crate::durability::sqe;
 
-/// `io_uring_register` operations that concern registered files, sent
-/// here by the filter.
-pub const REGISTER_FILES: u32 = 2;
-pub const UNREGISTER_FILES: u32 = 3;
-pub const REGISTER_FILES_UPDATE: u32 = 6;
-pub const REGISTER_FILES2: u32 = 13;
-pub const REGISTER_FILES_UPDATE2: u32 = 14;
-pub const REGISTER_SEND_MSG_RING: u32 = 31;
-pub const NOTIFIED: &[u32] = &[
-    REGISTER_FILES,
-    UNREGISTER_FILES,
-    REGISTER_FILES_UPDATE,
-    REGISTER_FILES2,
-    REGISTER_FILES_UPDATE2,
-    REGISTER_SEND_MSG_RING,
-];
 /// `IORING_RSRC_REGISTER_SPARSE`: every slot starts empty.
 const RSRC_SPARSE: u32 = 1;
 /// The most slots read: the kernel's own limit (`IORING_MAX_FIXED_FILES`).

@@ -27,7 +27,6 @@ use super::bpf::{
     ARCH_OFFSET, JEQ_K, JSET_K, Label, NR_OFFSET, Op, arg_low, assemble, jeq, load, ret,
 };
 use super::filter::{ABIS, RET_ALLOW, RET_ZERO};
-use super::registered;
 
 pub(super) const RET_NOTIFY: u32 = 0x7fc0_0000; // SECCOMP_RET_USER_NOTIF
 const RET_ENOSYS: u32 = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
@@ -45,6 +44,22 @@ const REFUSED_REGISTRATIONS: &[u32] = &[20, 33];
 /// `fsync` and `fdatasync`: sent to the supervisor, or answered 0 by the
 /// filter itself (`fast_fsync`).
 pub const FSYNCS: &[i64] = &[libc::SYS_fsync, libc::SYS_fdatasync];
+/// `io_uring_register` operations that concern registered files, sent to the
+/// supervisor (`registered.rs` follows them).
+pub const REGISTER_FILES: u32 = 2;
+pub const UNREGISTER_FILES: u32 = 3;
+pub const REGISTER_FILES_UPDATE: u32 = 6;
+pub const REGISTER_FILES2: u32 = 13;
+pub const REGISTER_FILES_UPDATE2: u32 = 14;
+pub const REGISTER_SEND_MSG_RING: u32 = 31;
+pub const REGISTRATIONS_NOTIFIED: &[u32] = &[
+    REGISTER_FILES,
+    UNREGISTER_FILES,
+    REGISTER_FILES_UPDATE,
+    REGISTER_FILES2,
+    REGISTER_FILES_UPDATE2,
+    REGISTER_SEND_MSG_RING,
+];
 /// Native calls always sent to the supervisor.
 pub const NOTIFIED: &[i64] = &[
     libc::SYS_syncfs,
@@ -92,7 +107,7 @@ enum ArgTest {
 /// registrations refused here.
 fn arg_rules() -> [ArgRule; 4] {
     let refused = REFUSED_REGISTRATIONS.iter().map(|&op| (op, EINVAL));
-    let registrations = refused.chain(registered::NOTIFIED.iter().map(|&op| (op, NOTIFY)));
+    let registrations = refused.chain(REGISTRATIONS_NOTIFIED.iter().map(|&op| (op, NOTIFY)));
     [
         ArgRule {
             nr: libc::SYS_msync,

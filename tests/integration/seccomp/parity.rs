@@ -48,6 +48,8 @@ pub struct Case {
     pub arg: &'static str,
     /// Extra compiler flags (libraries).
     pub libs: &'static [&'static str],
+    /// Options given to eatmydata before the program.
+    pub options: &'static [&'static str],
     pub setup: fn(&Path),
     pub deadline: Duration,
 }
@@ -117,7 +119,7 @@ fn observe(case: &Case, scratch: &Path, eaten: bool) -> Observation {
     let unmount = Unmount(&area);
     let mut run = if eaten {
         let mut run = Command::new(command());
-        run.arg(program(case));
+        run.args(case.options).arg(program(case));
         run
     } else {
         Command::new(program(case))

@@ -3,7 +3,8 @@
  * Under eatmydata these must cost no flush; alone, about one or two each.
  *
  *   fsync fdatasync msync uring_fsync uring_fixed_fsync uring_sqe128_fsync
- *   openat2_osync
+ *   uring_write_dsync (WRITE entries with RWF_DSYNC) uring_openat_osync
+ *   (an OPENAT entry with O_SYNC, then writes) openat2_osync
  */
 #include "parity.h"
 #include <linux/openat2.h>
@@ -28,6 +29,35 @@ static int run(const char *which)
 			map[i] = 'm';
 			done += msync(map, 4096, MS_SYNC) == 0;
 		}
+	}
+	else CASE("uring_write_dsync") {
+		struct io_uring ring;
+		struct io_uring_cqe *cqe;
+		if (io_uring_queue_init(4, &ring, 0))
+			return 3;
+		for (int i = 0; i < ROUNDS; i++) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+			io_uring_prep_write(sqe, fd, "w", 1, i);
+			sqe->rw_flags = RWF_DSYNC;
+			io_uring_submit(&ring);
+			if (io_uring_wait_cqe(&ring, &cqe) == 0) {
+				done += cqe->res == 1;
+				io_uring_cqe_seen(&ring, cqe);
+			}
+		}
+	}
+	else CASE("uring_openat_osync") {
+		struct io_uring ring;
+		struct io_uring_cqe *cqe;
+		if (io_uring_queue_init(4, &ring, 0))
+			return 3;
+		io_uring_prep_openat(io_uring_get_sqe(&ring), AT_FDCWD, at("f"), O_WRONLY | O_SYNC, 0);
+		io_uring_submit(&ring);
+		int sync_fd = -1;
+		if (io_uring_wait_cqe(&ring, &cqe) == 0)
+			sync_fd = cqe->res;
+		for (int i = 0; sync_fd >= 0 && i < ROUNDS; i++)
+			done += pwrite(sync_fd, "o", 1, i) == 1;
 	}
 	else if (!strncmp(which, "uring_", 6)) {
 		int fixed = !strcmp(which, "uring_fixed_fsync");

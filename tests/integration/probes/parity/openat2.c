@@ -13,6 +13,10 @@
  *   getfl2          the same after openat2(O_SYNC)
  *   how_readback    the open_how's flags, read back after openat2(O_SYNC)
  *   how_readonly    an open_how in read-only memory: opened all the same
+ *   direct          openat2 with O_DIRECT|O_DSYNC, then a 1-byte write at
+ *                   offset 1, which O_DIRECT refuses (EINVAL)
+ *   direct_openat   the same through openat
+ *   direct_keep_direct  `direct` again (run with eatmydata --keep-direct)
  *   how_in_file     an open_how in a shared mapping of AREA/how: the file
  *                   holds what the program wrote there, and nothing else
  *   how_big_zero    a 32-byte open_how whose tail is zero: accepted
@@ -97,6 +101,18 @@ static int run(const char *which)
 	CASE("how_readonly") {
 		static const struct open_how how = {.flags = O_WRONLY | O_SYNC};
 		say("open", syscall(SYS_openat2, root, "target", &how, sizeof how));
+		return 0;
+	}
+	if (!strcmp(which, "direct") || !strcmp(which, "direct_keep_direct")) {
+		int fd = open2(root, "target", O_WRONLY | O_DIRECT | O_DSYNC, 0);
+		say("open", fd);
+		say_value("pwrite", pwrite(fd, "x", 1, 1));
+		return 0;
+	}
+	CASE("direct_openat") {
+		int fd = openat(root, "target", O_WRONLY | O_DIRECT | O_DSYNC);
+		say("open", fd);
+		say_value("pwrite", pwrite(fd, "x", 1, 1));
 		return 0;
 	}
 	CASE("how_in_file") {

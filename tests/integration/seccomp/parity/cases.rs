@@ -26,6 +26,12 @@ fn case(module: &str, name: &'static str, setup: fn(&Path)) -> Case {
         } else {
             &[]
         },
+        // `--keep-direct` for the cases that say so.
+        options: if name.ends_with("_keep_direct") {
+            &["--keep-direct"]
+        } else {
+            &[]
+        },
         setup,
         // A hang is the failure the FUSE cases look for: bounded sooner.
         deadline: Duration::from_secs(if probe == "fuse" { 10 } else { 30 }),
@@ -141,7 +147,7 @@ mod openat2 {
         };
         in_root, in_root_dotdot, beneath_abs, beneath_dotdot, no_symlinks, no_magiclinks,
         no_xdev, bad_how, getfl, getfl2, how_readback, how_readonly, how_big_zero,
-        how_big_nonzero, how_in_file,
+        how_big_nonzero, how_in_file, direct, direct_openat, direct_keep_direct,
     }
 }
 

@@ -88,6 +88,16 @@ fn eats_uring_sqe128_fsync() {
 }
 
 #[test]
+fn eats_uring_write_dsync() {
+    eats("uring_write_dsync");
+}
+
+#[test]
+fn eats_uring_openat_osync() {
+    eats("uring_openat_osync");
+}
+
+#[test]
 fn eats_openat2_osync() {
     eats("openat2_osync");
 }

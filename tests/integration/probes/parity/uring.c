@@ -24,6 +24,8 @@
  *   chain_broken    write -> fsync with bad flags -> write, linked: the
  *                   third is cancelled
  *   openat_sync     OPENAT of AREA/new with O_CREAT|O_SYNC, then a write
+ *   openat_direct   OPENAT of AREA/f with O_DIRECT, then a 1-byte write at
+ *                   offset 1, which O_DIRECT refuses (EINVAL)
  *   openat2_in_file OPENAT2 whose open_how (O_SYNC) lies in a shared
  *                   mapping of AREA/how: the file keeps what was written
  *   sqpoll          a SQPOLL ring: the flags the program reads back, and a
@@ -259,6 +261,11 @@ static int run(const char *which)
 				     O_WRONLY | O_CREAT | O_SYNC, 0644);
 		reap(&ring, 1);
 		say("write", write(fd + 1, "opened by the ring\n", 19));
+	}
+	else CASE("openat_direct") {
+		io_uring_prep_openat(entry(&ring, 1), AT_FDCWD, at("f"), O_WRONLY | O_DIRECT, 0);
+		reap(&ring, 1);
+		say_value("pwrite", pwrite(fd + 1, "x", 1, 1));
 	}
 	else CASE("openat2_in_file") {
 		int file = open(at("how"), O_RDWR | O_CREAT, 0644);

@@ -18,6 +18,7 @@ pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     // direct writes wait for the device); --keep-direct keeps it, and
     // openat2::direct_keep_direct agrees.
     ("openat2::direct", "O_DIRECT dropped from open_how: an unaligned write the kernel refuses is made"),
+    ("uring::openat_direct", "O_DIRECT dropped from an OPENAT entry: the unaligned write is made"),
     // A Go program's fsync and fdatasync, answered 0 by the filter itself
     // (for Go since 0b75dec: the supervisor's round trip costs a Go program
     // a P handoff; no option gives a Go program the kernel's answers yet).

@@ -84,7 +84,11 @@ fn eat_pending(ring: &rings::Ring, view: &rings::View, head: u32, tail: u32, mut
     for at in entries() {
         // SAFETY: as above; published by the program, not yet read by
         // the kernel, which reads it only in this call.
-        unsafe { eat(at, &batch) };
+        unsafe {
+            if sqe::may_rewrite(at.read()) {
+                eat(at, &batch);
+            }
+        }
     }
     ring.seen.store(tail, Ordering::Relaxed);
 }

@@ -92,7 +92,7 @@ pub fn register(a: [c_long; 6]) -> c_long {
         }
         _ => 0,
     };
-    ring.fixed.store(fixed, Ordering::Relaxed);
+    rings::store_fixed(fd as i32, fixed);
     answer
 }
 

@@ -118,9 +118,15 @@ pub unsafe extern "C" fn eatmydata_uring_submitting(ring: *const u8) {
         }
     }
     for n in 0..queue.count {
+        let at = queue.entry(n);
         // SAFETY: an entry of the ring's array that liburing handed out and
-        // is about to publish: the kernel has not read it.
-        unsafe { eat(queue.entry(n), &batch) };
+        // is about to publish: the kernel has not read it. Most are passed
+        // over on their opcode.
+        unsafe {
+            if sqe::may_rewrite(at.read()) {
+                eat(at, &batch);
+            }
+        }
     }
 }
 

@@ -238,8 +238,16 @@ pub fn unmapping(at: usize, len: usize) {
     }
 }
 
+/// Whether any ring was ever told fixed slots that reach a disk: until
+/// then a submission asks no slot.
+static FIXED_SEEN: AtomicBool = AtomicBool::new(false);
+
 /// Which fixed slots of ring `fd` are known to reach a disk.
+#[inline]
 pub fn fixed_for(fd: i32) -> u64 {
+    if !FIXED_SEEN.load(Ordering::Relaxed) {
+        return 0;
+    }
     find(fd).map_or(0, |ring| ring.fixed.load(Ordering::Relaxed))
 }
 
@@ -248,6 +256,9 @@ pub fn fixed_for(fd: i32) -> u64 {
 /// mappings, so that it is never rewritten at `io_uring_enter`; its slot
 /// is freed when it has nothing to know).
 pub fn store_fixed(fd: i32, bits: u64) {
+    if bits != 0 {
+        FIXED_SEEN.store(true, Ordering::Relaxed);
+    }
     if let Some(ring) = find(fd) {
         ring.fixed.store(bits, Ordering::Relaxed);
         let mapped =

@@ -230,6 +230,8 @@ pub fn check(case: Case) {
     match (found.is_empty(), known) {
         (true, None) => {}
         (false, Some((_, reason))) => {
+            // No listed difference is a hang: a new one is not excused.
+            assert_ne!(eaten.status, "timed out", "{}: now hangs", case.name);
             eprintln!("{}: a known difference ({reason}):", case.name);
             for line in &found {
                 eprintln!("  {line}");

@@ -16,6 +16,12 @@
 //!   one recorded: a registration the kernel refused is not taken.
 //!
 //! An unknown slot's sync entry is left as it is: it flushes, as asked.
+//!
+//! The descriptors are read from the program's memory a moment before the
+//! kernel reads them: another thread of the program can change them in
+//! between, and a slot may then hold another file than the one judged.
+//! That window is the program's own (as for `openat2.rs`); what it can
+//! get is a 0 for a sync entry on that slot, never a file operation.
 
 use std::collections::HashMap;
 

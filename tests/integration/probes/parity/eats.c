@@ -3,6 +3,7 @@
  * Under eatmydata these must cost no flush; alone, about one or two each.
  *
  *   fsync fdatasync msync uring_fsync uring_fixed_fsync uring_sqe128_fsync
+ *   uring_forked_fsync (the ring set up by the parent, used by its child)
  *   uring_write_dsync (WRITE entries with RWF_DSYNC) uring_openat_osync
  *   (an OPENAT entry with O_SYNC, then writes) openat2_osync
  */
@@ -61,12 +62,19 @@ static int run(const char *which)
 	}
 	else if (!strncmp(which, "uring_", 6)) {
 		int fixed = !strcmp(which, "uring_fixed_fsync");
+		int forked = !strcmp(which, "uring_forked_fsync");
 		unsigned flags = !strcmp(which, "uring_sqe128_fsync") ? IORING_SETUP_SQE128 : 0;
 		struct io_uring ring;
 		if (io_uring_queue_init(4, &ring, flags) ||
 		    (fixed && io_uring_register_files(&ring, &fd, 1)))
 			return 3;
-		for (int i = 0; i < ROUNDS; i++) {
+		pid_t child = forked ? fork() : 0;
+		if (child > 0) {
+			int status;
+			waitpid(child, &status, 0);
+			done = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		}
+		for (int i = 0; child == 0 && i < ROUNDS; i++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 			io_uring_prep_write(sqe, fd, "u", 1, i);
 			sqe->flags |= IOSQE_IO_LINK;
@@ -83,6 +91,8 @@ static int run(const char *which)
 				}
 			}
 		}
+		if (forked && child == 0)
+			_exit(done);
 	}
 	else CASE("openat2_osync") {
 		struct open_how how = {.flags = O_WRONLY | O_SYNC};

@@ -24,6 +24,8 @@
  *   chain_broken    write -> fsync with bad flags -> write, linked: the
  *                   third is cancelled
  *   openat_sync     OPENAT of AREA/new with O_CREAT|O_SYNC, then a write
+ *   forked          the ring set up by the parent, used by its child: a
+ *                   write, an FSYNC, an FSYNC with bad flags
  *   openat_direct   OPENAT of AREA/f with O_DIRECT, then a 1-byte write at
  *                   offset 1, which O_DIRECT refuses (EINVAL)
  *   openat2_in_file OPENAT2 whose open_how (O_SYNC) lies in a shared
@@ -261,6 +263,18 @@ static int run(const char *which)
 				     O_WRONLY | O_CREAT | O_SYNC, 0644);
 		reap(&ring, 1);
 		say("write", write(fd + 1, "opened by the ring\n", 19));
+	}
+	else CASE("forked") {
+		pid_t child = fork();
+		if (child == 0) {
+			io_uring_prep_write(sqe = entry(&ring, 1), fd, block, sizeof block, 0);
+			sqe->flags |= IOSQE_IO_LINK;
+			io_uring_prep_fsync(entry(&ring, 2), fd, 0);
+			io_uring_prep_fsync(entry(&ring, 3), fd, 0x80);
+			reap(&ring, 3);
+			_exit(0);
+		}
+		waitpid(child, NULL, 0);
 	}
 	else CASE("openat_direct") {
 		io_uring_prep_openat(entry(&ring, 1), AT_FDCWD, at("f"), O_WRONLY | O_DIRECT, 0);

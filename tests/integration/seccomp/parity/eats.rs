@@ -88,6 +88,11 @@ fn eats_uring_sqe128_fsync() {
 }
 
 #[test]
+fn eats_uring_forked_fsync() {
+    eats("uring_forked_fsync");
+}
+
+#[test]
 fn eats_uring_write_dsync() {
     eats("uring_write_dsync");
 }

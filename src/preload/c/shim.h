@@ -39,7 +39,9 @@ void eatmydata_uring_files(const void *ring, unsigned first, const int *fds,
 			   unsigned count, _Bool whole);
 void eatmydata_uring_forget_files(const void *ring);
 void eatmydata_uring_register_raw(int fd, unsigned opcode);
-extern _Bool eatmydata_uring_watching;
+/* Hidden: read in place, not through a GOT entry the loader must fill by
+ * looking the name up in every process. */
+extern _Bool eatmydata_uring_watching __attribute__((visibility("hidden")));
 void eatmydata_uring_mapped(void *at, size_t length, int fd, long offset);
 void eatmydata_uring_unmapping(void *at, size_t length);
 

@@ -119,9 +119,27 @@ def probe(ctx, module, variant, failures):
     return proof.count(output) if result else None
 
 
+def with_extra_modes(ctx, module, chosen):
+    """`chosen`, and on the headline file system the modes the workload
+    always wants beside them (EXTRA_MODES), if not chosen already."""
+    names = {v.mode.name for v in chosen}
+    extra = []
+    for name in getattr(module, "EXTRA_MODES", []):
+        mode = modes.MODES[name](ctx)
+        if mode is not None and name not in names:
+            extra.append(Variant(name, mode, ctx.args.fs[0], ctx.args.reps, "plain"))
+    # Beside the other modes of the headline, before tmpfs and the rest.
+    at = max((i + 1 for i, v in enumerate(chosen) if v.fs == ctx.args.fs[0]), default=0)
+    return chosen[:at] + extra + chosen[at:]
+
+
 def bench(ctx, module, chosen):
     """Every variant's runs of one workload: {variant name: outcome}."""
+    chosen = with_extra_modes(ctx, module, chosen)
     chosen, cap = full_matrix(ctx, module, chosen)
+    if any(v.mode.knobs for v in chosen) and not getattr(module, "has_knobs", lambda: True)():
+        ctx.note(f"{module.NAME}: no durability knob in this version: the db knobs modes skipped")
+        chosen = [v for v in chosen if not v.mode.knobs]
     outcome = {v.name: {"runs": [], "mapped": [], "failures": [], "fs": v.fs,
                         "mode": v.mode.name, "baseline": v.baseline} for v in chosen}
     traced = {}  # mode -> strace counts: a mode's proof holds on every file system

@@ -22,7 +22,11 @@ workload module has:
   that fails raises RuntimeError; servers are started with ctx.start and
   recorded with ctx.server, so that they are stopped whatever happens.
 
-A workload may also have prepare(ctx): called once before its runs, to
+A workload may also have EXTRA_MODES: mode names run on the headline
+file system for it whatever --modes says (etcd: seccomp=plain, the
+speed the supervised default is held to); has_knobs() -> bool: False skips the modes that
+turn the program's own durability knobs off (its version has none); and
+prepare(ctx): called once before its runs, to
 make input files outside every run's time and CPU accounting;
 stage(ctx, variant, probe): called on each run's new file system before
 the sync that starts the run, to put files in place that are not the run's

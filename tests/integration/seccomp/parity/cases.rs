@@ -9,18 +9,30 @@ use std::time::Duration;
 
 use super::Case;
 
-/// The case `name` of the probe whose module is `module` (its path).
+/// The case `name` of the probe whose module is `module` (its path): the
+/// static build, or in the probe's `dynamic` module the dynamic one, which
+/// eatmydata serves with the library alone.
 fn case(module: &str, name: &'static str, setup: fn(&Path)) -> Case {
-    let probe = module.rsplit("::").next().expect("a module path");
+    let mut path = module.rsplit("::");
+    let mut probe = path.next().expect("a module path");
+    let dynamic = probe == "dynamic";
+    if dynamic {
+        probe = path.next().expect("a probe's module");
+    }
     // A `&'static str` for the probe's name: the module paths are.
     let probe: &'static str = PROBES
         .iter()
         .find(|p| **p == probe)
         .expect("a probe listed in PROBES");
     Case {
-        name: format!("{probe}::{name}"),
+        name: if dynamic {
+            format!("{probe}::dynamic::{name}")
+        } else {
+            format!("{probe}::{name}")
+        },
         probe,
         arg: name,
+        dynamic,
         libs: if matches!(probe, "uring" | "fuse") {
             &["-luring"]
         } else {
@@ -52,7 +64,9 @@ const PROBES: &[&str] = &[
     "go",
 ];
 
-/// One test per case of the enclosing module's probe.
+/// One test per case of the enclosing module's probe, built static (served
+/// by the supervisor); with `dynamic`, once more built dynamic (served by
+/// the library) in a module `dynamic`.
 macro_rules! cases {
     ($setup:expr; $($name:ident),* $(,)?) => {$(
         #[test]
@@ -60,6 +74,20 @@ macro_rules! cases {
             super::super::check(super::case(module_path!(), stringify!($name), $setup));
         }
     )*};
+    (dynamic, $setup:expr; $($name:ident),* $(,)?) => {
+        cases!($setup; $($name),*);
+        /// The same cases built dynamic: the library serves them.
+        mod dynamic {
+            use super::*;
+            $(
+                #[test]
+                fn $name() {
+                    let case = super::super::case(module_path!(), stringify!($name), $setup);
+                    super::super::super::check(case);
+                }
+            )*
+        }
+    };
 }
 
 /// Writes `text` to `area/name`, with `mode` and owner `uid:uid`.
@@ -88,6 +116,7 @@ fn own(path: &Path, mode: u32, uid: u32) {
 mod namespaces {
     use super::*;
     cases! {
+        dynamic,
         |a| {
             dir(a, "t", 0o755, 0);
             dir(a, "src", 0o755, 0);
@@ -103,6 +132,7 @@ mod namespaces {
 mod procpaths {
     use super::*;
     cases! {
+        dynamic,
         |a| dir(a, "sub", 0o755, 0);
         proc_self_fd, thread_self_fd, dev_fd, dev_stdout, proc_self_cwd, proc_self_root,
         relative,
@@ -113,6 +143,7 @@ mod procpaths {
 mod creds {
     use super::*;
     cases! {
+        dynamic,
         |a| {
             dir(a, "private", 0o700, 0);
             file(a, "private/secret", "root's secret\n", 0o644, 0);
@@ -131,6 +162,7 @@ mod creds {
 mod limits {
     use super::*;
     cases! {
+        dynamic,
         |a| file(a, "f", "data that must stay\n", 0o644, 0);
         fsize_efbig, fsize_signal, fsize_osync, nofile_trunc, nofile_create,
     }
@@ -140,6 +172,7 @@ mod limits {
 mod openat2 {
     use super::*;
     cases! {
+        dynamic,
         |a| {
             dir(a, "root", 0o755, 0);
             file(a, "root/target", "target\n", 0o644, 0);
@@ -155,6 +188,7 @@ mod openat2 {
 mod syncerr {
     use super::*;
     cases! {
+        dynamic,
         |a| file(a, "f", &"s".repeat(16384), 0o644, 0);
         fsync_badfd, fsync_devnull, fsync_pipe, fsync_socket, fsync_eventfd, fsync_nsfs,
         fsync_pidfd, fsync_mqueue, fsync_memfd, fsync_dir, fsync_opath, fsync_proc, fsync_fifo,
@@ -173,6 +207,7 @@ mod syncerr {
 mod fdtable {
     use super::*;
     cases! {
+        dynamic,
         |a| file(a, "f", "on disk\n", 0o644, 0);
         thread_pipe, thread_unshared, pidns_pipe, pidns_badfd, highbits_pipe, highbits_file,
         sfr_highflags, negative, huge,
@@ -183,6 +218,7 @@ mod fdtable {
 mod writes {
     use super::*;
     cases! {
+        dynamic,
         |a| file(a, "f", "0123456789", 0o644, 0);
         good, current, append, o_append, fault_2nd, fault_1st, rdonly, unknown, too_many,
         negative, big,
@@ -193,6 +229,7 @@ mod writes {
 mod uring {
     use super::*;
     cases! {
+        dynamic,
         |a| file(a, "f", &"\0".repeat(4096), 0o644, 0);
         good, fsync_badflags, fsync_addr, sfr_badrange, sfr_badflags, fixed_none,
         fixed_beyond, fsync_pipe, fsync_devnull, fsync_badfd, fsync_opath, chain,
@@ -207,6 +244,7 @@ mod uring {
 mod fuse {
     use super::*;
     cases! {
+        dynamic,
         |a| {
             dir(a, "fuse", 0o755, 0);
             dir(a, "src", 0o755, 0);

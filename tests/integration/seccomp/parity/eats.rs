@@ -2,7 +2,7 @@
 //! kernel's answers, not because it does nothing. The same kinds of calls,
 //! in a loop on a loop device's ext4 (`probes/parity/eats.c`), flush the
 //! device alone and do not under eatmydata (seccomp mode, picked by the
-//! command for the static probe).
+//! command for the static probe; the library alone for the dynamic one).
 
 use std::fs;
 use std::path::Path;
@@ -17,10 +17,19 @@ const ROUNDS: u64 = 50;
 /// eatmydata: the same output, at least ROUNDS flushes alone, and fewer
 /// than a tenth of that under eatmydata.
 fn eats(case: &str) {
+    eats_built(case, &["-static", "-luring"]);
+}
+
+/// [`eats`] with the probe built dynamic: served by the library alone.
+fn eats_dynamic(case: &str) {
+    eats_built(case, &["-luring"]);
+}
+
+fn eats_built(case: &str, flags: &[&str]) {
     library();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("probes/parity");
     fs::create_dir_all(dir).expect("create the parity probes folder");
-    let program = probe("parity/eats", &["-static", "-luring"]);
+    let program = probe("parity/eats", flags);
     let disk = LoopFs::new(&format!("parity-eats-{case}"), 32);
     let run = |eaten: bool| {
         let mut output = None;
@@ -105,4 +114,24 @@ fn eats_uring_openat_osync() {
 #[test]
 fn eats_openat2_osync() {
     eats("openat2_osync");
+}
+
+#[test]
+fn eats_fsync_dynamic() {
+    eats_dynamic("fsync");
+}
+
+#[test]
+fn eats_msync_dynamic() {
+    eats_dynamic("msync");
+}
+
+#[test]
+fn eats_uring_fsync_dynamic() {
+    eats_dynamic("uring_fsync");
+}
+
+#[test]
+fn eats_openat2_osync_dynamic() {
+    eats_dynamic("openat2_osync");
 }

@@ -21,8 +21,9 @@ pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     ("openat2::direct", "O_DIRECT dropped from open_how: an unaligned write the kernel refuses is made"),
     ("uring::openat_direct", "O_DIRECT dropped from an OPENAT entry: the unaligned write is made"),
     // A Go program's fsync and fdatasync, answered 0 by the filter itself
-    // (for Go since 0b75dec: the supervisor's round trip costs a Go program
-    // a P handoff; no option gives a Go program the kernel's answers yet).
+    // (since 0b75dec, for the command eatmydata runs when it is a Go
+    // program: the supervisor's round trip costs a Go program a P handoff;
+    // docs/seccomp.md, "Go programs: fsync answered by the filter").
     ("go::fsync_badfd", "fsync answered by the filter for Go: 0, the kernel EBADF"),
     ("go::fdatasync_badfd", "fdatasync answered by the filter for Go: 0, the kernel EBADF"),
     ("go::fsync_pipe", "fsync answered by the filter for Go: 0, the kernel EINVAL"),
@@ -38,7 +39,7 @@ pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     ("syncerr::x32_fsync_pipe", "the filter answers x32 syncs with 0, the kernel EINVAL (ENOSYS without x32)"),
     // io_uring set-ups that would let entries reach the kernel without an
     // io_uring_enter the supervisor sees, or rings it cannot map: changed
-    // or refused as a kernel without the feature would.
+    // or refused as a kernel without the feature would (docs/seccomp.md).
     ("uring::sqpoll", "SQPOLL taken out of the setup flags, which the program reads back"),
     ("uring::no_mmap", "IORING_SETUP_NO_MMAP refused with EINVAL, as before 6.5"),
     ("uring::resize", "IORING_REGISTER_RESIZE_RINGS refused with EINVAL, as before 6.13"),

@@ -24,6 +24,7 @@
  *   chain_broken    write -> fsync with bad flags -> write, linked: the
  *                   third is cancelled
  *   openat_sync     OPENAT of AREA/new with O_CREAT|O_SYNC, then a write
+ *   i386_setup      io_uring_setup through int $0x80 (the i386 ABI)
  *   forked          the ring set up by the parent, used by its child: a
  *                   write, an FSYNC, an FSYNC with bad flags
  *   openat_direct   OPENAT of AREA/f with O_DIRECT, then a 1-byte write at
@@ -99,6 +100,13 @@ static void reap(struct io_uring *ring, int count)
 	reap_in(ring, count, 0);
 }
 
+static long i386_call2(long nr, long a, long b)
+{
+	long result;
+	__asm__ volatile("int $0x80" : "=a"(result) : "a"(nr), "b"(a), "c"(b) : "memory");
+	return result;
+}
+
 static int descriptor(const char *kind)
 {
 	int ends[2];
@@ -121,6 +129,16 @@ static int run(const char *which)
 	CASE("no_mmap") {
 		params.flags = 1U << 14; /* IORING_SETUP_NO_MMAP */
 		say_value("setup", syscall(SYS_io_uring_setup, 4, &params));
+		return 0;
+	}
+	CASE("i386_setup") {
+		/* Below 4 GiB, where an i386 call's pointer can reach. */
+		void *low = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+		if (low == MAP_FAILED)
+			return 3;
+		long fd = i386_call2(425, 4, (long)low);
+		say_raw("setup", fd < 0 ? fd : 0);
 		return 0;
 	}
 	CASE("resize") params.flags = IORING_SETUP_SINGLE_ISSUER | (1U << 13);

@@ -236,7 +236,7 @@ mod uring {
         chain_broken, openat_sync, sqpoll, no_mmap, resize, fixed_pipe, fixed_sparse,
         fixed_updated, fixed_direct, sfr_overflow, sfr_addr, fsync_bufindex, fsync_splicefd,
         fsync_bufselect, fsync_personality, register_ring, sqe128, cqe32,
-        openat2_in_file, openat_direct, forked,
+        openat2_in_file, openat_direct, forked, i386_setup,
     }
 }
 

@@ -36,6 +36,7 @@ pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     ("syncerr::i386_fsync_badfd", "the filter answers other ABIs' syncs with 0, the kernel EBADF"),
     ("syncerr::i386_fsync_pipe", "the filter answers other ABIs' syncs with 0, the kernel EINVAL"),
     ("syncerr::x32_fsync_badfd", "the filter answers x32 syncs with 0, the kernel EBADF (ENOSYS without x32)"),
+    ("uring::i386_setup", "io_uring_setup through the i386 ABI refused with ENOSYS (native rings only)"),
     ("syncerr::x32_fsync_pipe", "the filter answers x32 syncs with 0, the kernel EINVAL (ENOSYS without x32)"),
     // io_uring set-ups that would let entries reach the kernel without an
     // io_uring_enter the supervisor sees, or rings it cannot map: changed

@@ -142,29 +142,26 @@ fn observe(case: &Case, scratch: &Path, eaten: bool) -> Observation {
     let mut child = run.spawn().expect("start the probe");
     let pgid = child.id() as libc::pid_t;
     let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for the probe") {
-            break Some(status);
+    let ended = loop {
+        if exited(pgid) {
+            break true;
         }
         if started.elapsed() > case.deadline {
-            break None;
+            break false;
         }
         std::thread::sleep(Duration::from_millis(10));
     };
     // The group we started, and only it: the run and anything it left
-    // behind (a daemon), so that nothing outlives the run.
+    // behind (a daemon), so that nothing outlives the run. Its leader is
+    // not reaped yet, so the group's number cannot have gone to another.
     // SAFETY: kill takes integers; the group is our child's own.
     unsafe { libc::kill(-pgid, libc::SIGKILL) };
-    let status = match status {
-        Some(status) => match (status.code(), status.signal()) {
-            (Some(code), _) => format!("exit {code}"),
-            (None, Some(signal)) => format!("signal {signal}"),
-            _ => format!("{status:?}"),
-        },
-        None => {
-            let _ = child.wait();
-            "timed out".to_owned()
-        }
+    let reaped = child.wait().expect("reap the probe");
+    let status = match (ended, reaped.code(), reaped.signal()) {
+        (false, _, _) => "timed out".to_owned(),
+        (true, Some(code), _) => format!("exit {code}"),
+        (true, None, Some(signal)) => format!("signal {signal}"),
+        (true, None, None) => format!("{reaped:?}"),
     };
     drop(unmount);
     let stderr = fs::read_to_string(&err).unwrap_or_default();
@@ -189,6 +186,18 @@ fn observe(case: &Case, scratch: &Path, eaten: bool) -> Observation {
         stderr,
         files: snapshot(&area),
     }
+}
+
+/// Whether our child `pid` has ended, leaving it to be reaped (so that its
+/// number, and its process group's, stay ours until then).
+fn exited(pid: libc::pid_t) -> bool {
+    let mut info = std::mem::MaybeUninit::<libc::siginfo_t>::zeroed();
+    let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+    // SAFETY: waitid fills the siginfo_t it is given, here zeroed first.
+    let rc = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, info.as_mut_ptr(), flags) };
+    // SAFETY: zeroed, then filled or left as is by waitid; si_pid reads
+    // the field waitid sets for a child that ended (0 when none did).
+    rc == 0 && unsafe { info.assume_init().si_pid() } != 0
 }
 
 /// What differs between the two runs, one line per difference.

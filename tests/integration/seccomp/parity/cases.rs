@@ -33,7 +33,7 @@ fn case(module: &str, name: &'static str, setup: fn(&Path)) -> Case {
         probe,
         arg: name,
         dynamic,
-        libs: if matches!(probe, "uring" | "fuse") {
+        libs: if matches!(probe, "uring" | "rings" | "fuse") {
             &["-luring"]
         } else {
             &[]
@@ -60,6 +60,7 @@ const PROBES: &[&str] = &[
     "fdtable",
     "writes",
     "uring",
+    "rings",
     "fuse",
     "go",
 ];
@@ -225,7 +226,7 @@ mod writes {
     }
 }
 
-/// io_uring entries: errors, chains and setups as the kernel's.
+/// io_uring entries: errors and chains as the kernel's.
 mod uring {
     use super::*;
     cases! {
@@ -233,10 +234,19 @@ mod uring {
         |a| file(a, "f", &"\0".repeat(4096), 0o644, 0);
         good, fsync_badflags, fsync_addr, sfr_badrange, sfr_badflags, fixed_none,
         fixed_beyond, fsync_pipe, fsync_devnull, fsync_badfd, fsync_opath, chain,
-        chain_broken, openat_sync, sqpoll, no_mmap, resize, fixed_pipe, fixed_sparse,
-        fixed_updated, fixed_direct, sfr_overflow, sfr_addr, fsync_bufindex, fsync_splicefd,
-        fsync_bufselect, fsync_personality, register_ring, sqe128, cqe32,
-        openat2_in_file, openat_direct, forked, i386_setup,
+        chain_broken, openat_sync, fixed_pipe, fixed_sparse, fixed_updated, fixed_direct,
+        sfr_overflow, sfr_addr, fsync_bufindex, fsync_splicefd, fsync_bufselect,
+        fsync_personality, openat2_in_file, openat_direct,
+    }
+}
+
+/// io_uring set-ups: layouts, a ring shared with a child, refusals.
+mod rings {
+    use super::*;
+    cases! {
+        dynamic,
+        |a| file(a, "f", &"\0".repeat(4096), 0o644, 0);
+        sqe128, cqe32, forked, sqpoll, no_mmap, resize, register_ring, i386_setup,
     }
 }
 

@@ -36,15 +36,15 @@ pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     ("syncerr::i386_fsync_badfd", "the filter answers other ABIs' syncs with 0, the kernel EBADF"),
     ("syncerr::i386_fsync_pipe", "the filter answers other ABIs' syncs with 0, the kernel EINVAL"),
     ("syncerr::x32_fsync_badfd", "the filter answers x32 syncs with 0, the kernel EBADF (ENOSYS without x32)"),
-    ("uring::i386_setup", "io_uring_setup through the i386 ABI refused with ENOSYS (native rings only)"),
+    ("rings::i386_setup", "io_uring_setup through the i386 ABI refused with ENOSYS (native rings only)"),
     ("syncerr::x32_fsync_pipe", "the filter answers x32 syncs with 0, the kernel EINVAL (ENOSYS without x32)"),
     // io_uring set-ups that would let entries reach the kernel without an
     // io_uring_enter the supervisor sees, or rings it cannot map: changed
     // or refused as a kernel without the feature would (docs/seccomp.md).
-    ("uring::sqpoll", "SQPOLL taken out of the setup flags, which the program reads back"),
-    ("uring::no_mmap", "IORING_SETUP_NO_MMAP refused with EINVAL, as before 6.5"),
-    ("uring::resize", "IORING_REGISTER_RESIZE_RINGS refused with EINVAL, as before 6.13"),
-    ("uring::register_ring", "IORING_REGISTER_RING_FDS refused with EINVAL, as before 5.18"),
+    ("rings::sqpoll", "SQPOLL taken out of the setup flags, which the program reads back"),
+    ("rings::no_mmap", "IORING_SETUP_NO_MMAP refused with EINVAL, as before 6.5"),
+    ("rings::resize", "IORING_REGISTER_RESIZE_RINGS refused with EINVAL, as before 6.13"),
+    ("rings::register_ring", "IORING_REGISTER_RING_FDS refused with EINVAL, as before 5.18"),
     // The dynamic builds, served by the library. The eating itself, as
     // above: the library opens without O_SYNC, and drops O_DIRECT unless
     // --keep-direct.

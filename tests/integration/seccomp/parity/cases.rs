@@ -15,20 +15,23 @@ use super::Case;
 fn case(module: &str, name: &'static str, setup: fn(&Path)) -> Case {
     let mut path = module.rsplit("::");
     let mut probe = path.next().expect("a module path");
-    let dynamic = probe == "dynamic";
-    if dynamic {
+    let variant = match probe {
+        "dynamic" | "both" => Some(probe),
+        _ => None,
+    };
+    if variant.is_some() {
         probe = path.next().expect("a probe's module");
     }
+    let dynamic = variant.is_some();
     // A `&'static str` for the probe's name: the module paths are.
     let probe: &'static str = PROBES
         .iter()
         .find(|p| **p == probe)
         .expect("a probe listed in PROBES");
     Case {
-        name: if dynamic {
-            format!("{probe}::dynamic::{name}")
-        } else {
-            format!("{probe}::{name}")
+        name: match variant {
+            Some(variant) => format!("{probe}::{variant}::{name}"),
+            None => format!("{probe}::{name}"),
         },
         probe,
         arg: name,
@@ -38,11 +41,13 @@ fn case(module: &str, name: &'static str, setup: fn(&Path)) -> Case {
         } else {
             &[]
         },
-        // `--keep-direct` for the cases that say so.
-        options: if name.ends_with("_keep_direct") {
-            &["--keep-direct"]
-        } else {
-            &[]
+        // `--keep-direct` for the cases that say so; `--seccomp` for the
+        // dynamic builds served by the library and the filter both.
+        options: match (name.ends_with("_keep_direct"), variant == Some("both")) {
+            (true, true) => &["--keep-direct", "--seccomp"],
+            (true, false) => &["--keep-direct"],
+            (false, true) => &["--seccomp"],
+            (false, false) => &[],
         },
         setup,
         // A hang is the failure the FUSE cases look for: bounded sooner.
@@ -79,6 +84,18 @@ macro_rules! cases {
         cases!($setup; $($name),*);
         /// The same cases built dynamic: the library serves them.
         mod dynamic {
+            use super::*;
+            $(
+                #[test]
+                fn $name() {
+                    let case = super::super::case(module_path!(), stringify!($name), $setup);
+                    super::super::super::check(case);
+                }
+            )*
+        }
+        /// Built dynamic and run with `eatmydata --seccomp`: the library
+        /// and the supervised filter both.
+        mod both {
             use super::*;
             $(
                 #[test]

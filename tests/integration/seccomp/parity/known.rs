@@ -68,3 +68,21 @@ pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     ("fuse::dynamic::fuse_msync", "library: FUSE taken for storage: 0 where the daemon says EIO"),
     ("fuse::dynamic::fuse_frozen", "library: FUSE taken for storage: 0 where the daemon says EIO"),
 ];
+
+/// The listed difference of the case named `name`, if any, and whether it
+/// is a `both` case (a dynamic build under `eatmydata --seccomp`): those
+/// are not listed; what differs in the library's (`dynamic`) or the
+/// supervisor's (static) run of the same case may differ there too.
+pub fn known(name: &str) -> (Option<&'static str>, bool) {
+    let find = |name: &str| {
+        let found = KNOWN_DIFFERENCES.iter().find(|(listed, _)| *listed == name);
+        found.map(|(_, reason)| *reason)
+    };
+    match name.split_once("::both::") {
+        Some((probe, case)) => {
+            let library = find(&format!("{probe}::dynamic::{case}"));
+            (library.or_else(|| find(&format!("{probe}::{case}"))), true)
+        }
+        None => (find(name), false),
+    }
+}

@@ -3,11 +3,10 @@
 //! command picks for a static program by itself; each C probe runs built
 //! dynamic too, where the library serves it, and under `eatmydata
 //! --seccomp`, where the library and the filter both do), and both runs
-//! must show
-//! the same: the same stdout, the same stderr (but for the command's own
-//! `eatmydata:` lines), the same exit status, and the same files on disk
-//! afterwards (names, kinds, sizes, contents, owners, modes with their
-//! setuid bits). Only the flushes may differ; `eats.rs` checks that they
+//! must show the same: the same stdout, the same stderr (but for the
+//! command's own `eatmydata:` lines), the same exit status, and the same
+//! files on disk afterwards (names, kinds, sizes, contents, owners, modes
+//! with their setuid bits). Only the flushes may differ; `eats.rs` checks that they
 //! do, so that the harness cannot pass by eatmydata doing nothing.
 //!
 //! Each run gets the same folder path (`area`), emptied and laid out again

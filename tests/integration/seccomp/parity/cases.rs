@@ -72,7 +72,8 @@ const PROBES: &[&str] = &[
 
 /// One test per case of the enclosing module's probe, built static (served
 /// by the supervisor); with `dynamic`, once more built dynamic (served by
-/// the library) in a module `dynamic`.
+/// the library) in a module `dynamic`; with `both` too, built dynamic and
+/// run with `eatmydata --seccomp` in a module `both`.
 macro_rules! cases {
     ($setup:expr; $($name:ident),* $(,)?) => {$(
         #[test]
@@ -93,8 +94,12 @@ macro_rules! cases {
                 }
             )*
         }
+    };
+    (dynamic, both, $setup:expr; $($name:ident),* $(,)?) => {
+        cases!(dynamic, $setup; $($name),*);
         /// Built dynamic and run with `eatmydata --seccomp`: the library
-        /// and the supervised filter both.
+        /// and the supervised filter both (for the probes whose calls both
+        /// can answer: syncs, openat2, pwritev2, io_uring).
         mod both {
             use super::*;
             $(
@@ -190,7 +195,7 @@ mod limits {
 mod openat2 {
     use super::*;
     cases! {
-        dynamic,
+        dynamic, both,
         |a| {
             dir(a, "root", 0o755, 0);
             file(a, "root/target", "target\n", 0o644, 0);
@@ -206,7 +211,7 @@ mod openat2 {
 mod syncerr {
     use super::*;
     cases! {
-        dynamic,
+        dynamic, both,
         |a| file(a, "f", &"s".repeat(16384), 0o644, 0);
         fsync_badfd, fsync_devnull, fsync_pipe, fsync_socket, fsync_eventfd, fsync_nsfs,
         fsync_pidfd, fsync_mqueue, fsync_memfd, fsync_dir, fsync_opath, fsync_proc, fsync_fifo,
@@ -236,7 +241,7 @@ mod fdtable {
 mod writes {
     use super::*;
     cases! {
-        dynamic,
+        dynamic, both,
         |a| file(a, "f", "0123456789", 0o644, 0);
         good, current, append, o_append, fault_2nd, fault_1st, rdonly, unknown, too_many,
         negative, big,
@@ -247,7 +252,7 @@ mod writes {
 mod uring {
     use super::*;
     cases! {
-        dynamic,
+        dynamic, both,
         |a| file(a, "f", &"\0".repeat(4096), 0o644, 0);
         good, fsync_badflags, fsync_addr, sfr_badrange, sfr_badflags, fixed_none,
         fixed_beyond, fsync_pipe, fsync_devnull, fsync_badfd, fsync_opath, chain,
@@ -261,7 +266,7 @@ mod uring {
 mod rings {
     use super::*;
     cases! {
-        dynamic,
+        dynamic, both,
         |a| file(a, "f", &"\0".repeat(4096), 0o644, 0);
         sqe128, cqe32, forked, sqpoll, no_mmap, resize, register_ring, i386_setup,
     }
@@ -271,7 +276,7 @@ mod rings {
 mod fuse {
     use super::*;
     cases! {
-        dynamic,
+        dynamic, both,
         |a| {
             dir(a, "fuse", 0o755, 0);
             dir(a, "src", 0o755, 0);

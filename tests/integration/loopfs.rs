@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use crate::common::{QuietDisks, TempDir, quiet_disks};
+use crate::common::{QuietDisks, TempDir, in_whole_machine_sync, quiet_disks, whole_machine_sync};
 
 /// What the device has completed since it was made.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -160,7 +160,11 @@ impl LoopFs {
 
     /// The device's counters, from its own line of `/proc/diskstats`.
     pub fn stats(&self) -> DiskStats {
-        self.counting.get_or_init(quiet_disks);
+        // Inside whole_machine_sync, nothing else counts; the shared hold
+        // is taken at the first count after it.
+        if !in_whole_machine_sync() {
+            self.counting.get_or_init(quiet_disks);
+        }
         let name = self.device.trim_start_matches("/dev/");
         let stats = fs::read_to_string("/proc/diskstats").expect("read /proc/diskstats");
         let fields: Vec<u64> = stats
@@ -188,6 +192,18 @@ impl LoopFs {
     /// The flushes the device completed while `run` ran, its pending
     /// journal commit written out first so that only the run's own count.
     pub fn flushes_during(&self, run: impl FnOnce()) -> u64 {
+        self.flushes_during_inner(run)
+    }
+
+    /// [`LoopFs::flushes_during`] for a run that calls sync(2) itself (a
+    /// control run of `sync_calls`): under [`whole_machine_sync`], so that
+    /// no other test counts meanwhile. Before any other count of this
+    /// file system: its shared hold would wait for itself.
+    pub fn flushes_during_sync(&self, run: impl FnOnce()) -> u64 {
+        whole_machine_sync(|| self.flushes_during_inner(run))
+    }
+
+    fn flushes_during_inner(&self, run: impl FnOnce()) -> u64 {
         let status = Command::new("sync")
             .arg("-f")
             .arg(&self.mount)

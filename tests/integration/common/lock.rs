@@ -102,6 +102,12 @@ impl Drop for QuietDisks {
     }
 }
 
+/// Whether this thread is inside [`whole_machine_sync`]: it needs no
+/// [`quiet_disks`] then, and must not keep one made there.
+pub fn in_whole_machine_sync() -> bool {
+    HELD.get() == Held::Exclusive
+}
+
 /// Runs `f`, which may call sync(2), while no test counts flushes or looks
 /// for data not yet written back. A test whose own count includes its own
 /// sync(2) takes this around the whole count, not [`quiet_disks`]: taken

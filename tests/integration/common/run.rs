@@ -83,7 +83,14 @@ impl Run {
     /// program whose loader refuses the library, a 32-bit one, is the
     /// test's to lock: `foreign.rs` does.)
     fn may_call_sync(&self) -> bool {
-        const SYNCING: [&str; 4] = ["sync_calls", "both_ways", "raw_syscall", "memcheck_calls"];
+        // "syncer": sync_calls copied under a command's name (wrapper/names.rs).
+        const SYNCING: [&str; 5] = [
+            "sync_calls",
+            "both_ways",
+            "raw_syscall",
+            "memcheck_calls",
+            "syncer",
+        ];
         let disabled = self
             .envs
             .iter()

@@ -16,7 +16,7 @@ fn a_musl_image_runs_with_the_library_mounted_read_only() {
     let disk = LoopFs::new("podman-musl-disk", 64);
     let volume = data_volume(&disk);
 
-    let control = disk.flushes_during(|| {
+    let control = disk.flushes_during_sync(|| {
         podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, "/data/a"]);
     });
     let mount = format!("{}:{MOUNTED}:ro", library.display());
@@ -39,7 +39,7 @@ fn the_static_command_runs_in_a_musl_image() {
     let disk = LoopFs::new("podman-static-disk", 64);
     let volume = data_volume(&disk);
 
-    let control = disk.flushes_during(|| {
+    let control = disk.flushes_during_sync(|| {
         podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, "/data/a"]);
     });
     let eaten = disk.flushes_during(|| {
@@ -68,7 +68,7 @@ fn root_in_a_container_gets_the_filter_and_true_advice() {
     let (image, inside) = (&musl.image, &musl.program);
     let disk = LoopFs::new("podman-root-disk", 64);
     let volume = data_volume(&disk);
-    let control = disk.flushes_during(|| {
+    let control = disk.flushes_during_sync(|| {
         podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, "/data/a"]);
     });
     let mut output = None;

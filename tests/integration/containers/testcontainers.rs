@@ -77,7 +77,7 @@ fn testcontainers_python_runs_a_container_with_the_library() {
             .expect("run the Testcontainers recipe (scripts/setup-test-deps installs it)");
         assert!(output.status.success(), "{}", text(&output));
     };
-    let control = disk.flushes_during(|| run("none", "/data/a"));
+    let control = disk.flushes_during_sync(|| run("none", "/data/a"));
     let eaten = disk.flushes_during(|| run(library.to_str().unwrap(), "/data/b"));
     assert_eaten(control, eaten, 6);
     assert!(disk.join("b").is_file());

@@ -108,33 +108,44 @@ pub const fn reaches_disk(kind: Kind, disk_fs: bool) -> bool {
     }
 }
 
-/// File systems, by the type name `/proc/PID/mountinfo` gives, whose sync
-/// writes to a local disk and answers 0 unless the disk fails. `overlay`
-/// is here for containers: its sync goes to its upper layer, and answers
-/// as that does. Network and FUSE file systems are not: their sync asks a
-/// server, whose answer is not known.
+/// File systems whose sync writes to a local disk and answers 0 unless
+/// the disk fails: the type name `/proc/PID/mountinfo` gives, and the
+/// magic number `statfs(2)` gives (ext2, ext3 and ext4 share one, as vfat
+/// and msdos do). `overlay` is here for containers: its sync goes to its
+/// upper layer, and answers as that does. Network and FUSE file systems
+/// are not: their sync asks a server, whose answer is not known; nor are
+/// those that keep nothing on a disk (tmpfs, proc, nsfs, mqueue).
+const DISK_FILE_SYSTEMS: &[(&[u8], i64)] = &[
+    (b"ext2", 0xef53),
+    (b"ext3", 0xef53),
+    (b"ext4", 0xef53),
+    (b"xfs", 0x5846_5342),
+    (b"btrfs", 0x9123_683e),
+    (b"f2fs", 0xf2f5_2010),
+    (b"jfs", 0x3153_464a),
+    (b"reiserfs", 0x5265_4973),
+    (b"vfat", 0x4d44),
+    (b"msdos", 0x4d44),
+    (b"exfat", 0x2011_bab0),
+    (b"ntfs3", 0x7366_746e),
+    (b"hfsplus", 0x482b),
+    (b"nilfs2", 0x3434),
+    (b"bcachefs", 0xca45_1a4e),
+    (b"zfs", 0x2fc1_2fc1),
+    (b"udf", 0x1501_3346),
+    (b"overlay", 0x794c_7630),
+];
+
+/// Whether the file system of this mountinfo type name keeps its files on
+/// a disk ([`DISK_FILE_SYSTEMS`]).
 pub fn disk_fs_type(name: &[u8]) -> bool {
-    const DISK: &[&[u8]] = &[
-        b"ext2",
-        b"ext3",
-        b"ext4",
-        b"xfs",
-        b"btrfs",
-        b"f2fs",
-        b"jfs",
-        b"reiserfs",
-        b"vfat",
-        b"msdos",
-        b"exfat",
-        b"ntfs3",
-        b"hfsplus",
-        b"nilfs2",
-        b"bcachefs",
-        b"zfs",
-        b"udf",
-        b"overlay",
-    ];
-    DISK.contains(&name)
+    DISK_FILE_SYSTEMS.iter().any(|&(known, _)| known == name)
+}
+
+/// Whether the file system of this `statfs` magic number keeps its files
+/// on a disk ([`DISK_FILE_SYSTEMS`]).
+pub fn disk_fs_magic(magic: i64) -> bool {
+    DISK_FILE_SYSTEMS.iter().any(|&(_, known)| known == magic)
 }
 
 /// io_uring submission entries: what one becomes under eatmydata. The
@@ -388,6 +399,15 @@ mod tests {
         assert!(!disk_fs_type(b"fuse.sshfs"));
         assert!(!disk_fs_type(b"nfs4"));
         assert!(!disk_fs_type(b"nsfs"));
+        assert!(disk_fs_magic(0xef53));
+        assert!(disk_fs_magic(libc::XFS_SUPER_MAGIC));
+        assert!(disk_fs_magic(libc::BTRFS_SUPER_MAGIC));
+        assert!(disk_fs_magic(libc::OVERLAYFS_SUPER_MAGIC));
+        assert!(!disk_fs_magic(libc::TMPFS_MAGIC));
+        assert!(!disk_fs_magic(libc::PROC_SUPER_MAGIC));
+        assert!(!disk_fs_magic(libc::NSFS_MAGIC));
+        assert!(!disk_fs_magic(libc::FUSE_SUPER_MAGIC));
+        assert!(!disk_fs_magic(0x1980_0202)); // mqueue
     }
 
     fn entry(opcode: u8) -> [u8; sqe::SIZE] {

@@ -15,7 +15,7 @@
 use core::ffi::{c_int, c_long};
 use core::mem::MaybeUninit;
 
-use crate::durability::Verdict;
+use crate::durability::{Kind, Verdict};
 use crate::errno::{self, fail};
 use crate::kernel::raw;
 use crate::report::{Skip, count};
@@ -24,23 +24,13 @@ use crate::{durability, flush, policy};
 /// What a descriptor is to the sync calls.
 #[derive(Debug, PartialEq)]
 enum Target {
-    /// A file, folder or block device whose file system can sync it.
+    /// A file, folder or block device whose sync flushes a disk.
     Storage,
-    /// A regular file whose file system has no sync (`/proc`): fsync fails
-    /// with EINVAL, sync_file_range succeeds.
-    Unsyncable,
-    /// A pipe, socket, character device or anonymous inode: no fsync
-    /// (EINVAL), no sync_file_range (ESPIPE).
-    Stream,
-}
-
-/// The kernel's fsync and sync_file_range decide by the type of the file;
-/// these are the types sync_file_range accepts.
-const fn seekable_type(mode: u32) -> bool {
-    matches!(
-        mode & libc::S_IFMT,
-        libc::S_IFREG | libc::S_IFDIR | libc::S_IFBLK | libc::S_IFLNK
-    )
+    /// Anything else: a pipe, socket, character device or anonymous inode;
+    /// a file of a file system that keeps nothing on a disk (`/proc`,
+    /// nsfs, mqueue, tmpfs) or whose sync asks someone else (FUSE, NFS).
+    /// The kernel answers its sync (EINVAL, ESPIPE, the daemon's EIO, 0).
+    Elsewhere,
 }
 
 /// One `ioctl(FS_IOC_GETFLAGS)`, which reads an inode's attribute flags and
@@ -70,7 +60,9 @@ fn target(fd: c_int) -> Result<Target, c_int> {
 }
 
 /// [`target`] for a descriptor whose file system does not give attribute
-/// flags: a character device, a pipe or socket, `/proc`, FUSE.
+/// flags: a character device, a pipe or socket, `/proc`, nsfs, FUSE. A
+/// block device is storage wherever its node lives; a file or folder is
+/// when its file system keeps it on a disk ([`durability::disk_fs_magic`]).
 #[cold]
 #[inline(never)]
 fn slow_target(fd: c_int) -> Result<Target, c_int> {
@@ -83,27 +75,26 @@ fn slow_target(fd: c_int) -> Result<Target, c_int> {
         return Err(-1);
     }
     // SAFETY: fstat succeeded, so the kernel filled the whole struct.
-    let mode = unsafe { status.assume_init() }.st_mode;
-    if !seekable_type(mode) {
-        return Ok(Target::Stream);
-    }
-    if mode & libc::S_IFMT != libc::S_IFREG {
-        return Ok(Target::Storage);
-    }
-    let mut fs = MaybeUninit::<libc::statfs>::uninit();
-    if raw(
-        libc::SYS_fstatfs,
-        [fd.into(), fs.as_mut_ptr() as c_long, 0, 0, 0, 0],
-    ) != 0
-    {
-        return Err(-1);
-    }
-    // SAFETY: fstatfs succeeded, so the kernel filled the whole struct.
-    let kind = unsafe { fs.assume_init() }.f_type;
-    Ok(if kind == libc::PROC_SUPER_MAGIC {
-        Target::Unsyncable
-    } else {
+    let kind = match unsafe { status.assume_init() }.st_mode & libc::S_IFMT {
+        libc::S_IFREG => Kind::Regular,
+        libc::S_IFDIR => Kind::Directory,
+        libc::S_IFBLK => Kind::BlockDevice,
+        _ => Kind::Other,
+    };
+    let disk_fs = matches!(kind, Kind::Regular | Kind::Directory) && {
+        let mut fs = MaybeUninit::<libc::statfs>::uninit();
+        let asked = [fd.into(), fs.as_mut_ptr() as c_long, 0, 0, 0, 0];
+        raw(libc::SYS_fstatfs, asked) == 0 && {
+            // SAFETY: fstatfs succeeded, so the kernel filled the whole struct.
+            let magic = unsafe { fs.assume_init() }.f_type;
+            #[allow(clippy::unnecessary_cast)] // f_type's width is the architecture's
+            durability::disk_fs_magic(magic as i64)
+        }
+    };
+    Ok(if durability::reaches_disk(kind, disk_fs) {
         Target::Storage
+    } else {
+        Target::Elsewhere
     })
 }
 

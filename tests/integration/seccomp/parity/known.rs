@@ -3,11 +3,12 @@
 //! out (the harness fails on an entry that no longer differs).
 
 /// Cases where eatmydata and the kernel disagree, each with how and why it
-/// is a limit rather than a bug (but for the library's last group, marked
-/// NOT YET): what eating costs in answers (a flag the
+/// is a limit rather than a bug: what eating costs in answers (a flag the
 /// program can read back, a Go program's fsync answered by the filter for
-/// speed), or a feature refused as a kernel without it would refuse it, so
-/// that every submission still passes where the supervisor can rewrite it.
+/// speed, a FUSE daemon's error on a flush the library dropped before it
+/// could see the file), or a feature refused as a kernel without it would
+/// refuse it, so that every submission still passes where the supervisor
+/// can rewrite it.
 #[rustfmt::skip] // a table: one case a line
 pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     // The eating itself: the kernel opens without the flag, as asked in the
@@ -53,20 +54,14 @@ pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     ("openat2::dynamic::direct", "O_DIRECT dropped by the library: the unaligned write is made"),
     ("openat2::dynamic::direct_openat", "O_DIRECT dropped by the library: the unaligned write is made"),
     ("uring::dynamic::openat_direct", "O_DIRECT dropped from the OPENAT entry: the write is made"),
-    // NOT YET AS THE SUPERVISOR DECIDES: the library (preload/sync.rs
-    // target()) takes any regular file outside /proc for storage, so it
-    // answers 0 where the kernel answers EINVAL (nsfs, mqueue) or where a
-    // FUSE daemon answers (its EIO hidden; O_SYNC writes then skip the
-    // daemon's fsync too). The supervisor answers these as the kernel.
-    ("syncerr::dynamic::fsync_nsfs", "library: nsfs taken for storage: 0, not EINVAL"),
-    ("syncerr::dynamic::fdatasync_nsfs", "library: nsfs taken for storage: 0, not EINVAL"),
-    ("syncerr::dynamic::fsync_mqueue", "library: mqueue taken for storage: 0, not EINVAL"),
-    ("fuse::dynamic::fuse_shared", "library: FUSE taken for storage: 0 and 5 where the daemon says EIO"),
-    ("fuse::dynamic::fuse_private", "library: FUSE taken for storage: 0 and 5 where the daemon says EIO"),
-    ("fuse::dynamic::fuse_reuse", "library: FUSE taken for storage: 0 where the daemon says EIO"),
-    ("fuse::dynamic::fuse_uring", "library: FUSE taken for storage: NOP, 0 where the daemon says EIO"),
-    ("fuse::dynamic::fuse_msync", "library: FUSE taken for storage: 0 where the daemon says EIO"),
-    ("fuse::dynamic::fuse_frozen", "library: FUSE taken for storage: 0 where the daemon says EIO"),
+    // Where the library cannot know the file system in time: an open's
+    // O_SYNC is dropped before there is a file to ask (a FUSE daemon then
+    // gets no fsync after each write), and msync(MS_SYNC) becomes MS_ASYNC
+    // without looking up the mapping's file. Its fsync, fdatasync, syncfs
+    // and sync_file_range ask the descriptor, and answer as the kernel.
+    ("fuse::dynamic::fuse_shared", "library: O_SYNC dropped before the open: the daemon's EIO on its fsync is not seen"),
+    ("fuse::dynamic::fuse_private", "library: O_SYNC dropped before the open: the daemon's EIO on its fsync is not seen"),
+    ("fuse::dynamic::fuse_msync", "library: msync(MS_SYNC) made MS_ASYNC: 0 where the daemon says EIO"),
 ];
 
 /// The listed difference of the case named `name`, if any, and whether it

@@ -14,6 +14,7 @@
 use std::cell::Cell;
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 /// The folder of the two files: /run/lock where it exists, else /tmp.
@@ -29,11 +30,16 @@ fn folder() -> PathBuf {
 /// `name` in the lock folder, locked `how` (blocking until granted).
 fn flock(name: &str, how: libc::c_int) -> File {
     let path = folder().join(name);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
+    // flock(2) needs no write access: any user opens what root made.
+    let file = File::open(&path)
+        .or_else(|_| {
+            OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .mode(0o666)
+                .open(&path)
+        })
         .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
     loop {
         // SAFETY: flock on a descriptor this function owns.

@@ -23,7 +23,8 @@ impl Mariadb {
                --pid-file={pid} --log-error={log} --tmpdir={tmp} {options} &\n\
              server=$!\n\
              trap 'status=$?; set +e; kill -KILL $server 2>/dev/null; exit $status' EXIT\n\
-             mariadb-admin {client} --wait=60 --connect-timeout=60 ping >/dev/null\n\
+             mariadb-admin {client} --wait=240 --connect-timeout=60 ping >/dev/null \
+               || {{ tail -n 40 {log} >&2; exit 1; }}\n\
              {body}\n\
              mariadb-admin {client} shutdown\n\
              wait $server\n",

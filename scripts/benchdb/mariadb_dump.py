@@ -8,6 +8,9 @@ net_buffer_length), each its own autocommit transaction. Four tables with
 primary keys and seven secondary indexes (two unique). After the import the
 server is started again without any library or knob and every table's rows
 are counted and summed: an import that lost rows would be no result.
+
+The writer, the timed import and that check serve mariadb-seed too
+(mariadb_seed.py), whose file has one row per INSERT.
 """
 
 import os
@@ -79,8 +82,12 @@ def path(ctx, probe=False):
     return os.path.join(ctx.base, f"dump-{sum(counts(ctx, probe).values())}.sql")
 
 
-def write_dump(ctx, probe=False):
-    target = path(ctx, probe)
+def write(target, tables, counts, statement=STATEMENT):
+    """Write to `target`, unless it is there, a dump of `tables` ({name: (_,
+    CREATE TABLE body, one row's values from its id)}) with counts[name]
+    rows each, and return `target`. Extended INSERTs of up to `statement`
+    bytes, as mysqldump writes them; 0 writes one row per INSERT, as
+    `mysqldump --skip-extended-insert` does (mariadb-seed)."""
     if os.path.exists(target):
         return target
     with open(target + ".part", "w") as out:
@@ -95,21 +102,21 @@ def write_dump(ctx, probe=False):
                   "FOREIGN_KEY_CHECKS=0 */;\n"
                   "/*!40101 SET @OLD_SQL_MODE=@@SQL_MODE, SQL_MODE='NO_AUTO_VALUE_ON_ZERO' */;\n"
                   "CREATE DATABASE /*!32312 IF NOT EXISTS*/ `bench`;\nUSE `bench`;\n")
-        for name, count in counts(ctx, probe).items():
-            _, body, row = TABLES[name]
+        for name, count in counts.items():
+            _, body, row = tables[name]
             out.write(f"\n--\n-- Table structure for table `{name}`\n--\n\n"
                       f"DROP TABLE IF EXISTS `{name}`;\nCREATE TABLE `{name}` (\n{body}\n)"
                       " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci;\n\n"
                       f"LOCK TABLES `{name}` WRITE;\n"
                       f"/*!40000 ALTER TABLE `{name}` DISABLE KEYS */;\n")
-            statement, size = [], 0
+            values, size = [], 0
             for i in range(1, count + 1):
                 value = row(i)
-                statement.append(value)
+                values.append(value)
                 size += len(value) + 1
-                if size >= STATEMENT or i == count:
-                    out.write(f"INSERT INTO `{name}` VALUES " + ",".join(statement) + ";\n")
-                    statement, size = [], 0
+                if size >= statement or i == count:
+                    out.write(f"INSERT INTO `{name}` VALUES " + ",".join(values) + ";\n")
+                    values, size = [], 0
             out.write(f"/*!40000 ALTER TABLE `{name}` ENABLE KEYS */;\nUNLOCK TABLES;\n")
         out.write("\n/*!40103 SET TIME_ZONE=@OLD_TIME_ZONE */;\n"
                   "/*!40101 SET SQL_MODE=@OLD_SQL_MODE */;\n"
@@ -119,6 +126,10 @@ def write_dump(ctx, probe=False):
                   "-- Dump completed\n")
     os.rename(target + ".part", target)
     return target
+
+
+def write_dump(ctx, probe=False):
+    return write(path(ctx, probe), TABLES, counts(ctx, probe))
 
 
 def prepare(ctx):
@@ -133,12 +144,13 @@ def describe(ctx):
     return {"import": MEASURES[0][1].format(rows=sum(counts(ctx).values()))}
 
 
-def run(ctx, variant, trace=None):
-    sql = write_dump(ctx, probe=trace is not None)
+def load(ctx, variant, sql, knobs, trace=None):
+    """One run of a dump workload: a fresh server (with `knobs` where
+    variant.knobs says) imports the file `sql`, timed, then stops."""
     data = ctx.fresh_dir(variant, "mariadb-data", owner="mysql")
     sockets = ctx.fresh_dir(variant, "mariadb-sock", owner="mysql")
     pre = (trace or []) + variant.prefix
-    knobs = mariadb.KNOBS if variant.knobs else []
+    knobs = knobs if variant.knobs else []
     times = {}
     times["install"], _ = timed(pre + mariadb.install(data, knobs))
     begin = time.perf_counter()
@@ -154,15 +166,24 @@ def run(ctx, variant, trace=None):
     return result, mapped
 
 
-def check(ctx, variant):
-    """Restart without the library; every table has all its rows, ids 1..n."""
+def run(ctx, variant, trace=None):
+    return load(ctx, variant, write_dump(ctx, probe=trace is not None), mariadb.KNOBS, trace)
+
+
+def verify(ctx, workload, expected):
+    """Restart the run's server without the library or knobs: each table of
+    `expected` ({name: n}) has its n rows, ids 1..n summed."""
     data, sockets = (os.path.join(ctx.mounted.path, name)
                      for name in ("mariadb-data", "mariadb-sock"))
-    expected = counts(ctx)
     query = " UNION ALL ".join(f"SELECT '{name}', COUNT(*), SUM(id) FROM bench.`{name}`"
                                for name in expected)
     found = mariadb.query(ctx, data, sockets, query)
     want = "\n".join(f"{name}\t{n}\t{n * (n + 1) // 2}" for name, n in expected.items())
     if found.strip() != want:
-        raise RuntimeError(f"mariadb-dump: after restart found {found.strip()!r}, "
+        raise RuntimeError(f"{workload}: after restart found {found.strip()!r}, "
                            f"expected {want!r}")
+
+
+def check(ctx, variant):
+    """Restart without the library; every table has all its rows, ids 1..n."""
+    verify(ctx, NAME, counts(ctx))

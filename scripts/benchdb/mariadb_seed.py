@@ -20,11 +20,9 @@ would be no result.
 """
 
 import os
-import signal
-import time
 
 from . import mariadb
-from .common import timed
+from . import mariadb_dump as dump
 
 NAME = "mariadb-seed"
 FULL_ONLY = True
@@ -33,16 +31,7 @@ KNOBS = ["--innodb-flush-log-at-trx-commit=0", "--sync-binlog=0"]  # the seed's,
 MEASURES = [("import", "MariaDB import of a dump of {rows:,} single-row INSERTs, "
                        "one transaction each", "s")]
 TABLES = {  # name -> (share of the rows, CREATE TABLE body, one row's values from its id)
-    "customer": (0.2, """  `id` int NOT NULL,
-  `name` varchar(64) NOT NULL,
-  `email` varchar(96) NOT NULL,
-  `city` varchar(32) NOT NULL,
-  `created` datetime NOT NULL,
-  PRIMARY KEY (`id`),
-  UNIQUE KEY `email` (`email`),
-  KEY `city` (`city`)""", lambda i: f"({i},'Customer {i}','c{i * 7919 % 1000003}.{i}@example.org',"
-                                     f"'City {i % 997}','2024-{i % 12 + 1:02}-{i % 28 + 1:02} "
-                                     f"{i % 24:02}:{i % 60:02}:{i * 7 % 60:02}')"),
+    "customer": (0.2, *dump.TABLES["customer"][1:]),
     "orders": (0.8, """  `id` int NOT NULL,
   `customer_id` int NOT NULL,
   `status` varchar(12) NOT NULL,
@@ -71,32 +60,7 @@ def counts(ctx, probe=False):
 
 def write_dump(ctx, probe=False):
     target = os.path.join(ctx.base, f"seed-{rows(ctx, probe)}.sql")
-    if os.path.exists(target):
-        return target
-    with open(target + ".part", "w") as out:
-        out.write("-- MySQL dump 10.19  Distrib 10.11, for debian-linux-gnu (x86_64)\n--\n"
-                  "-- Host: localhost    Database: bench\n\n"
-                  "/*!40101 SET @OLD_CHARACTER_SET_CLIENT=@@CHARACTER_SET_CLIENT */;\n"
-                  "/*!40101 SET NAMES utf8mb4 */;\n"
-                  "/*!40014 SET @OLD_UNIQUE_CHECKS=@@UNIQUE_CHECKS, UNIQUE_CHECKS=0 */;\n"
-                  "/*!40014 SET @OLD_FOREIGN_KEY_CHECKS=@@FOREIGN_KEY_CHECKS, "
-                  "FOREIGN_KEY_CHECKS=0 */;\n"
-                  "CREATE DATABASE /*!32312 IF NOT EXISTS*/ `bench`;\nUSE `bench`;\n")
-        for name, count in counts(ctx, probe).items():
-            _, body, row = TABLES[name]
-            out.write(f"\nDROP TABLE IF EXISTS `{name}`;\nCREATE TABLE `{name}` (\n{body}\n)"
-                      " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;\n\n"
-                      f"LOCK TABLES `{name}` WRITE;\n"
-                      f"/*!40000 ALTER TABLE `{name}` DISABLE KEYS */;\n")
-            for i in range(1, count + 1):
-                out.write(f"INSERT INTO `{name}` VALUES {row(i)};\n")
-            out.write(f"/*!40000 ALTER TABLE `{name}` ENABLE KEYS */;\nUNLOCK TABLES;\n")
-        out.write("\n/*!40014 SET FOREIGN_KEY_CHECKS=@OLD_FOREIGN_KEY_CHECKS */;\n"
-                  "/*!40014 SET UNIQUE_CHECKS=@OLD_UNIQUE_CHECKS */;\n"
-                  "/*!40101 SET CHARACTER_SET_CLIENT=@OLD_CHARACTER_SET_CLIENT */;\n"
-                  "-- Dump completed\n")
-    os.rename(target + ".part", target)
-    return target
+    return dump.write(target, TABLES, counts(ctx, probe), statement=0)
 
 
 def prepare(ctx):
@@ -112,35 +76,9 @@ def describe(ctx):
 
 
 def run(ctx, variant, trace=None):
-    sql = write_dump(ctx, probe=trace is not None)
-    data = ctx.fresh_dir(variant, "mariadb-data", owner="mysql")
-    sockets = ctx.fresh_dir(variant, "mariadb-sock", owner="mysql")
-    pre = (trace or []) + variant.prefix
-    knobs = KNOBS if variant.knobs else []
-    times = {}
-    times["install"], _ = timed(pre + mariadb.install(data, knobs))
-    begin = time.perf_counter()
-    process, pid = mariadb.start(ctx, pre + mariadb.server(ctx, data, sockets, knobs), sockets)
-    times["start"] = time.perf_counter() - begin
-    mapped = mariadb.library_mapped(pid, variant.library) if variant.library else None
-    times["import"], _ = timed(variant.prefix + mariadb.client(sockets), stdin=sql)
-    begin = time.perf_counter()
-    mariadb.stop(process, pid, signal.SIGTERM)
-    times["shutdown"] = time.perf_counter() - begin
-    result = {"import": times["import"]}
-    result.update({f"phase {name}": value for name, value in times.items()})
-    return result, mapped
+    return dump.load(ctx, variant, write_dump(ctx, probe=trace is not None), KNOBS, trace)
 
 
 def check(ctx, variant):
     """Restart without the library or knobs; every table has all its rows."""
-    data, sockets = (os.path.join(ctx.mounted.path, name)
-                     for name in ("mariadb-data", "mariadb-sock"))
-    expected = counts(ctx)
-    query = " UNION ALL ".join(f"SELECT '{name}', COUNT(*), SUM(id) FROM bench.`{name}`"
-                               for name in expected)
-    found = mariadb.query(ctx, data, sockets, query)
-    want = "\n".join(f"{name}\t{n}\t{n * (n + 1) // 2}" for name, n in expected.items())
-    if found.strip() != want:
-        raise RuntimeError(f"mariadb-seed: after restart found {found.strip()!r}, "
-                           f"expected {want!r}")
+    dump.verify(ctx, NAME, counts(ctx))

@@ -32,6 +32,30 @@
 #include <sys/mount.h>
 #include <sys/uio.h>
 
+/* Waits (5 s at most) until `pid` sleeps inside a system call, as
+ * /proc/PID/syscall shows it: 1 once it does, 0 if it never did. Which
+ * call is not asked: the library asks a FUSE file's attribute flags
+ * (ioctl) before its fsync, and the daemon stalls both alike. */
+static int inside(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
+	for (int i = 0; i < 5000; i++) {
+		FILE *f = fopen(path, "r");
+		long seen = -1;
+		if (f) {
+			/* "running", or "-1 ..." outside a call, or its number */
+			if (fgets(line, sizeof line, f) && line[0] >= '0' && line[0] <= '9')
+				seen = strtol(line, NULL, 10);
+			fclose(f);
+		}
+		if (seen >= 0)
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
 static char request[1 << 17];
 static unsigned long long file_size = 4096;
 static char zeros[4096];
@@ -199,7 +223,9 @@ static int run(const char *which)
 		pid_t waiter = fork();
 		if (waiter == 0)
 			_exit(fsync(fd) ? errno : 0);
-		usleep(300 * 1000);
+		/* The other process starts once the waiter is inside its fsync
+		 * (in the kernel, or with the supervisor), stalled by the daemon. */
+		printf("waiting=%s\n", inside(waiter) ? "yes" : "no");
 		say("go", write(go[1], "g", 1));
 		int status;
 		waitpid(other, &status, 0);

@@ -5,7 +5,8 @@
 //! - floor 6: `notify.rs`, the listener and the supervisor's dispatch;
 //! - floor 5: `uring.rs`, rings learnt at set-up and rewritten at submission;
 //! - floor 4: the answers: `sync.rs` (sync calls, msync), `sqe.rs` (one
-//!   ring entry), `registered.rs` (the files a ring registered);
+//!   ring entry), `registered.rs` (the files a ring registered); and
+//!   `compat.rs` (another ABI's call read as its native twin);
 //! - floor 3: `fdinfo.rs` (does a descriptor reach a disk?), `openat2.rs`
 //!   (the caller's `open_how` rewritten), `rules.rs` (the supervised
 //!   filter: what is sent to the supervisor);
@@ -24,6 +25,7 @@
 mod bpf;
 mod call;
 mod caller;
+mod compat;
 pub mod decide;
 mod fdinfo;
 pub mod filter;
@@ -50,6 +52,7 @@ mod tests {
         ("sync", 4),
         ("sqe", 4),
         ("registered", 4),
+        ("compat", 4),
         ("fdinfo", 3),
         ("openat2", 3),
         ("rules", 3),

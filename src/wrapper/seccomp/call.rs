@@ -9,8 +9,12 @@ use super::caller::Caller;
 pub struct Call {
     pub id: u64,
     pub caller: Caller,
+    /// The native number of the call (an i386 `fsync` is `SYS_fsync`:
+    /// `compat.rs`), or the number as made when not `native`.
     pub nr: i64,
+    /// Whether the call is read as a native one: else it only goes on.
     pub native: bool,
+    /// The arguments as the native call takes them.
     pub args: [u64; 6],
 }
 

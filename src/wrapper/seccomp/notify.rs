@@ -25,7 +25,7 @@ use super::call::{Answer, Call};
 use super::caller::Caller;
 use super::filter::{self, NoNewPrivs};
 use super::mountinfo::Mounts;
-use super::{openat2, rules, sync, uring};
+use super::{compat, openat2, rules, sync, uring};
 
 /// `SECCOMP_FILTER_FLAG_NEW_LISTENER` and `..._WAIT_KILLABLE_RECV`.
 const NEW_LISTENER: libc::c_ulong = 1 << 3;
@@ -97,13 +97,15 @@ impl Listener {
         }
         // SAFETY: filled by the kernel.
         let notif = unsafe { notif.assume_init() };
-        let native = notif.data.arch == filter::ABIS[0].arch;
+        let (data, raw) = (notif.data, i64::from(notif.data.nr));
+        let native = compat::native_call(data.arch, data.nr, data.args);
+        let (nr, args) = native.unwrap_or((raw, data.args));
         Ok(Some(Call {
             id: notif.id,
             caller: Caller { tid: notif.pid },
-            nr: i64::from(notif.data.nr),
-            native,
-            args: notif.data.args,
+            nr,
+            native: native.is_some(),
+            args,
         }))
     }
 

@@ -17,19 +17,26 @@
 //! ring fail with `EINVAL` (see `REFUSED_REGISTRATIONS`), as on a kernel
 //! without them.
 //!
-//! Other ABIs (i386 and x32 on x86_64) keep the plain filter's answers, and
-//! cannot set up a ring (`ENOSYS`): the supervisor reads rings in the
-//! native layout only.
+//! Other ABIs get the kernel's answers too. i386 (`int $0x80`, a 32-bit
+//! program): the sync calls that take a descriptor, and `msync` with
+//! `MS_SYNC`, go to the supervisor, which reads them as the native calls
+//! they stand for (`compat.rs`) and answers them by the same rules; `sync`
+//! is answered 0; everything else runs in the kernel as made, io_uring
+//! included. So an i386 ring is set up and run by the kernel alone: its
+//! flushes reach the disk, and the supervisor, which reads rings in the
+//! native layout only, never looks at it. x32 numbers come in under the
+//! native architecture, but the kernel decides only after the filter
+//! whether x32 exists at all (`ENOSYS` where it is not built): they all
+//! run in the kernel, their syncs with their flushes.
 
 use libc::sock_filter;
 
 use super::bpf::{
     ARCH_OFFSET, JEQ_K, JSET_K, Label, NR_OFFSET, Op, arg_low, assemble, jeq, load, ret,
 };
-use super::filter::{ABIS, RET_ALLOW, RET_ZERO};
+use super::filter::{ABIS, Abi, RET_ALLOW, RET_ZERO};
 
 pub(super) const RET_NOTIFY: u32 = 0x7fc0_0000; // SECCOMP_RET_USER_NOTIF
-const RET_ENOSYS: u32 = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
 const RET_EINVAL: u32 = libc::SECCOMP_RET_ERRNO | libc::EINVAL as u32;
 
 /// `mmap`'s offset for a ring's submission entries.
@@ -69,20 +76,31 @@ pub const NOTIFIED: &[i64] = &[
 ];
 /// Native calls answered 0 by the filter.
 const ANSWERED: &[i64] = &[libc::SYS_sync];
-const IO_URING_SETUP: i64 = libc::SYS_io_uring_setup;
+/// Calls of another architecture's ABI (i386) sent to the supervisor, by
+/// name in `filter::ABIS`: those that take a descriptor, which the
+/// supervisor reads as their native twins (`compat.rs`).
+pub const FOREIGN_NOTIFIED: &[&str] = &["fsync", "fdatasync", "syncfs", "sync_file_range"];
+/// Another ABI's `msync`, sent when its flags hold `MS_SYNC` (the same bit
+/// in every ABI), as the native one is.
+pub const FOREIGN_MSYNC: &str = "msync";
+/// Calls of another architecture's ABI answered 0 by the filter: `sync`
+/// takes nothing and always succeeds.
+const FOREIGN_ANSWERED: &[&str] = &["sync"];
 
 /// The places of the program.
 const ALLOW: Label = Label(0);
 const ZERO: Label = Label(1);
 const NOTIFY: Label = Label(2);
-const ENOSYS: Label = Label(3);
-const EINVAL: Label = Label(4);
-const NATIVE: Label = Label(5);
+const EINVAL: Label = Label(3);
+const NATIVE: Label = Label(4);
 const fn arch(i: usize) -> Label {
     Label(10 + i as u32)
 }
 const fn arg(i: usize) -> Label {
     Label(100 + i as u32)
+}
+const fn foreign_msync(i: usize) -> Label {
+    Label(200 + i as u32)
 }
 
 /// The checks on one argument's low word for one call.
@@ -146,11 +164,8 @@ fn native_part(fast_fsync: bool) -> Vec<Op> {
             .enumerate()
             .map(|(i, rule)| jeq(rule.nr as u32, arg(i))),
     );
-    // x32 numbers come in under the same architecture.
-    for abi in ABIS.iter().skip(1).filter(|abi| abi.arch == ABIS[0].arch) {
-        ops.extend(abi.calls.iter().map(|&(_, n)| jeq(n as u32, ZERO)));
-        ops.push(jeq(foreign_setup(abi), ENOSYS));
-    }
+    // x32 numbers, which come in under the same architecture, match none:
+    // they run in the kernel, which knows whether x32 exists.
     ops.push(ret(RET_ALLOW));
     for (i, rule) in rules.iter().enumerate() {
         ops.push(Op::At(arg(i)));
@@ -167,21 +182,32 @@ fn native_part(fast_fsync: bool) -> Vec<Op> {
     ops
 }
 
-/// `io_uring_setup`'s number in another ABI of this architecture.
-fn foreign_setup(abi: &super::filter::Abi) -> u32 {
-    #[cfg(target_arch = "x86_64")]
-    if abi.name == "x32" {
-        return (super::filter::X32_SYSCALL_BIT | IO_URING_SETUP) as u32;
-    }
-    let _ = abi;
-    // i386's table has it at the same number (425), as every table since 5.1.
-    IO_URING_SETUP as u32
+/// The ops of another architecture's part (i386 on x86_64), whose `msync`
+/// goes to `msync` to have its flags looked at.
+fn foreign_part(abi: &Abi, msync: Label) -> Vec<Op> {
+    let named = |names: &'static [&str], to: Label| {
+        let calls = abi
+            .calls
+            .iter()
+            .filter(move |(name, _)| names.contains(name));
+        calls.map(move |&(_, nr)| jeq(nr as u32, to))
+    };
+    let mut ops = vec![load(NR_OFFSET)];
+    ops.extend(named(FOREIGN_ANSWERED, ZERO));
+    ops.extend(named(FOREIGN_NOTIFIED, NOTIFY));
+    ops.extend(named(&[FOREIGN_MSYNC], msync));
+    ops.push(ret(RET_ALLOW));
+    ops.push(Op::At(msync));
+    ops.push(load(arg_low(2)));
+    let ms_sync = libc::MS_SYNC as u32;
+    ops.push(Op::Jump(JSET_K, ms_sync, NOTIFY, Some(ALLOW)));
+    ops
 }
 
 /// The whole program for the supervised mode.
 pub fn program(fast_fsync: bool) -> Result<Vec<sock_filter>, String> {
     let native = ABIS[0].arch;
-    let others: Vec<&super::filter::Abi> = ABIS.iter().filter(|a| a.arch != native).collect();
+    let others: Vec<&Abi> = ABIS.iter().filter(|a| a.arch != native).collect();
     let mut ops = vec![load(ARCH_OFFSET), jeq(native, NATIVE)];
     ops.extend(
         others
@@ -193,16 +219,12 @@ pub fn program(fast_fsync: bool) -> Result<Vec<sock_filter>, String> {
     ops.extend(native_part(fast_fsync));
     for (i, abi) in others.iter().enumerate() {
         ops.push(Op::At(arch(i)));
-        ops.push(load(NR_OFFSET));
-        ops.extend(abi.calls.iter().map(|&(_, n)| jeq(n as u32, ZERO)));
-        ops.push(jeq(foreign_setup(abi), ENOSYS));
-        ops.push(ret(RET_ALLOW));
+        ops.extend(foreign_part(abi, foreign_msync(i)));
     }
     for (label, k) in [
         (ALLOW, RET_ALLOW),
         (ZERO, RET_ZERO),
         (NOTIFY, RET_NOTIFY),
-        (ENOSYS, RET_ENOSYS),
         (EINVAL, RET_EINVAL),
     ] {
         ops.push(Op::At(label));

@@ -27,6 +27,10 @@
 //! alive after the program closed it; the kernel tears a closed ring down
 //! in the background anyway).
 //!
+//! Rings set up through another ABI (i386) are left to the kernel: the
+//! filter sends none of their calls, and a non-native call that reaches
+//! the supervisor only goes on (`notify.rs`).
+//!
 //! SQPOLL would let a kernel thread read entries with no call at all, so it
 //! is taken out of the setup flags: a program that reads the flags back
 //! (liburing) submits with `io_uring_enter` as on any ring; for one that

@@ -98,19 +98,67 @@ fn everything_else_runs_unchanged() {
     );
 }
 
+/// i386's numbers, from the kernel's `syscall_32.tbl`.
+#[cfg(target_arch = "x86_64")]
+mod i386 {
+    pub const SYNC: u32 = 36;
+    pub const FSYNC: u32 = 118;
+    pub const MSYNC: u32 = 144;
+    pub const FDATASYNC: u32 = 148;
+    pub const SYNC_FILE_RANGE: u32 = 314;
+    pub const SYNCFS: u32 = 344;
+    pub const IO_URING_SETUP: u32 = 425;
+    pub const IO_URING_ENTER: u32 = 426;
+    pub const OPEN: u32 = 5;
+}
+
 #[cfg(target_arch = "x86_64")]
 #[test]
-fn other_abis_keep_the_plain_answers_and_get_no_ring() {
-    let program = program(false).unwrap();
-    let i386 = ABIS.iter().find(|abi| abi.name == "i386").unwrap().arch;
-    assert_eq!(
-        run_with(&program, i386, 118, [0; 6]),
-        RET_ZERO,
-        "i386 fsync"
-    );
-    assert_eq!(run_with(&program, i386, 425, [0; 6]), RET_ENOSYS);
-    assert_eq!(run_with(&program, i386, 5, [0; 6]), ALLOW, "i386 open");
-    let x32 = 0x4000_0000;
-    assert_eq!(run_with(&program, native(), x32 | 74, [0; 6]), RET_ZERO);
-    assert_eq!(run_with(&program, native(), x32 | 425, [0; 6]), RET_ENOSYS);
+fn i386_syncs_go_to_the_supervisor_and_the_rest_to_the_kernel() {
+    let i386_arch = ABIS.iter().find(|abi| abi.name == "i386").unwrap().arch;
+    for fast in [false, true] {
+        let program = program(fast).unwrap();
+        let run = |nr: u32| run_with(&program, i386_arch, nr, [99, 0, 0, 0, 0, 0]);
+        for nr in [
+            i386::FSYNC,
+            i386::FDATASYNC,
+            i386::SYNCFS,
+            i386::SYNC_FILE_RANGE,
+        ] {
+            assert_eq!(run(nr), RET_NOTIFY, "i386 nr {nr}, fast {fast}");
+        }
+        assert_eq!(run(i386::SYNC), RET_ZERO);
+        let msync = |flags: i32| {
+            run_with(
+                &program,
+                i386_arch,
+                i386::MSYNC,
+                [0, 1, flags as u64, 0, 0, 0],
+            )
+        };
+        assert_eq!(msync(libc::MS_SYNC), RET_NOTIFY);
+        assert_eq!(msync(libc::MS_SYNC | libc::MS_INVALIDATE), RET_NOTIFY);
+        assert_eq!(msync(libc::MS_ASYNC), ALLOW);
+        for nr in [i386::IO_URING_SETUP, i386::IO_URING_ENTER, i386::OPEN] {
+            assert_eq!(run(nr), ALLOW, "i386 nr {nr}, fast {fast}");
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn x32_calls_all_run_in_the_kernel_which_knows_if_x32_exists() {
+    let x32 = super::super::filter::X32_SYSCALL_BIT as u32;
+    for fast in [false, true] {
+        let program = program(fast).unwrap();
+        let x32_abi = ABIS.iter().find(|abi| abi.name == "x32").unwrap();
+        for &(name, nr) in x32_abi.calls {
+            let got = run_with(&program, native(), nr as u32, [99, 0, 4, 0, 0, 0]);
+            assert_eq!(got, ALLOW, "x32 {name}, fast {fast}");
+        }
+        for nr in [libc::SYS_io_uring_setup, libc::SYS_io_uring_enter] {
+            let got = run_with(&program, native(), x32 | nr as u32, [3, 1, 0, 0, 0, 0]);
+            assert_eq!(got, ALLOW, "x32 nr {nr}");
+        }
+    }
 }

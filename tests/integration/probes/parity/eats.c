@@ -6,6 +6,7 @@
  *   uring_forked_fsync (the ring set up by the parent, used by its child)
  *   uring_write_dsync (WRITE entries with RWF_DSYNC) uring_openat_osync
  *   (an OPENAT entry with O_SYNC, then writes) openat2_osync
+ *   i386_fsync (fsync through int $0x80, the i386 ABI: number 118)
  */
 #include "parity.h"
 #include <linux/openat2.h>
@@ -13,6 +14,13 @@
 #include <sys/mman.h>
 
 #define ROUNDS 50
+
+static long i386_fsync(long fd)
+{
+	long result;
+	__asm__ volatile("int $0x80" : "=a"(result) : "a"(118L), "b"(fd) : "memory");
+	return result;
+}
 
 static int run(const char *which)
 {
@@ -22,6 +30,8 @@ static int run(const char *which)
 	int done = 0;
 	CASE("fsync") for (int i = 0; i < ROUNDS; i++)
 		done += pwrite(fd, "f", 1, i) == 1 && fsync(fd) == 0;
+	else CASE("i386_fsync") for (int i = 0; i < ROUNDS; i++)
+		done += pwrite(fd, "i", 1, i) == 1 && i386_fsync(fd) == 0;
 	else CASE("fdatasync") for (int i = 0; i < ROUNDS; i++)
 		done += pwrite(fd, "d", 1, i) == 1 && fdatasync(fd) == 0;
 	else CASE("msync") {

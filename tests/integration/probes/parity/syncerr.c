@@ -17,8 +17,11 @@
  *   msync_wrap          a length that page-aligns to 0: the kernel's 0
  *   msync_highflags     MS_SYNC with bit 32 of the register set, which the
  *                       kernel (an int) does not read: 0
- *   i386_fsync_badfd i386_fsync_pipe        through int $0x80
- *   x32_fsync_badfd x32_fsync_pipe          through the x32 numbers
+ *   i386_fsync_badfd i386_fsync_pipe i386_fsync_file i386_fdatasync_pipe
+ *   i386_syncfs_badfd i386_sfr_pipe i386_sfr_file i386_sfr_badrange
+ *   i386_msync_good i386_msync_unaligned i386_msync_unmapped
+ *                                           through int $0x80
+ *   x32_fsync_badfd x32_fsync_pipe x32_fsync_file   through the x32 numbers
  */
 #include "parity.h"
 #include <sys/epoll.h>
@@ -95,6 +98,46 @@ static long i386_call(long nr, long arg)
 	return result;
 }
 
+/* sync_file_range through int $0x80: each 64-bit value in two words. */
+static long i386_sfr(int fd, long long offset, long long nbytes, unsigned flags)
+{
+	long result;
+	long a[6] = {fd, (unsigned)offset, (unsigned)(offset >> 32), (unsigned)nbytes,
+		     (unsigned)(nbytes >> 32), flags};
+	/* ebp holds the sixth: saved around the call, below the red zone. */
+	__asm__ volatile("sub $128, %%rsp\n\tpush %%rbp\n\tmov %6, %%rbp\n\t"
+			 "int $0x80\n\tpop %%rbp\n\tadd $128, %%rsp"
+			 : "=a"(result)
+			 : "a"(314L), "b"(a[0]), "c"(a[1]), "d"(a[2]), "S"(a[3]), "r"(a[5]),
+			   "D"(a[4])
+			 : "memory");
+	return result;
+}
+
+/* msync through int $0x80 (144) of a file mapping below 4 GiB. */
+static long i386_msync(const char *kind)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int fd = open(at("f"), O_RDWR);
+	char *map = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_32BIT, fd, 0);
+	if (map == MAP_FAILED)
+		exit(3);
+	map[0] = 'm';
+	long start = (long)map, len = page;
+	if (!strcmp(kind, "unaligned"))
+		start++;
+	else if (!strcmp(kind, "unmapped")) {
+		munmap(map + page, page);
+		len = 3 * page;
+	}
+	long result;
+	__asm__ volatile("int $0x80"
+			 : "=a"(result)
+			 : "a"(144L), "b"(start), "c"(len), "d"((long)MS_SYNC)
+			 : "memory");
+	return result;
+}
+
 static long x32_call(long nr, long arg)
 {
 	long result;
@@ -151,7 +194,28 @@ static int run(const char *which)
 		return 0;
 	}
 	if (!strcmp(call, "i386")) {
-		say_raw("fsync", i386_call(118, descriptor(kind + strlen("fsync_"))));
+		/* i386's numbers: fsync 118, fdatasync 148, syncfs 344. */
+		char name[32], on[32];
+		if (sscanf(kind, "%31[^_]_%31s", name, on) != 2)
+			UNKNOWN();
+		if (!strcmp(name, "msync")) {
+			say_raw("msync", i386_msync(on));
+			return 0;
+		}
+		if (!strcmp(name, "sfr")) {
+			int bad = !strcmp(on, "badrange");
+			long long offset = bad ? -1 : 0;
+			say_raw("sync_file_range",
+				i386_sfr(descriptor(bad ? "file" : on), offset, 4096, 0x7));
+			return 0;
+		}
+		long nr = !strcmp(name, "fsync")       ? 118
+			: !strcmp(name, "fdatasync") ? 148
+			: !strcmp(name, "syncfs")    ? 344
+						     : -1;
+		if (nr < 0)
+			UNKNOWN();
+		say_raw(name, i386_call(nr, descriptor(on)));
 		return 0;
 	}
 	if (!strcmp(call, "x32")) {

@@ -221,7 +221,9 @@ mod syncerr {
         nodump_fsync_badfd, nodump_fsync_pipe,
         msync_unaligned, msync_unmapped, msync_badflags, msync_both, msync_good, msync_locked,
         msync_wrap, msync_highflags,
-        i386_fsync_badfd, i386_fsync_pipe, x32_fsync_badfd, x32_fsync_pipe,
+        i386_fsync_badfd, i386_fsync_pipe, i386_fsync_file, i386_fdatasync_pipe,
+        i386_syncfs_badfd, i386_sfr_pipe, i386_sfr_file, i386_sfr_badrange, i386_msync_good,
+        i386_msync_unaligned, i386_msync_unmapped, x32_fsync_badfd, x32_fsync_pipe, x32_fsync_file,
     }
 }
 

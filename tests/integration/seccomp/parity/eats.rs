@@ -71,6 +71,13 @@ fn eats_fsync() {
     eats("fsync");
 }
 
+/// An fsync through the i386 ABI (`int $0x80`), answered by the
+/// supervisor as the native one.
+#[test]
+fn eats_i386_fsync() {
+    eats("i386_fsync");
+}
+
 #[test]
 fn eats_fdatasync() {
     eats("fdatasync");

@@ -32,13 +32,6 @@ pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     ("go::file_sync_pipe", "os.File.Sync (fsync) answered by the filter for Go: nil, the kernel EINVAL"),
     ("go::fsync_devnull", "fsync answered by the filter for Go: 0, the kernel EINVAL"),
     ("go::fsync_opath", "fsync answered by the filter for Go: 0, the kernel EBADF"),
-    // Other ABIs' syncs (i386 and x32 calls from a 64-bit program) keep the
-    // plain filter's answer: the supervisor reads native calls only.
-    ("syncerr::i386_fsync_badfd", "the filter answers other ABIs' syncs with 0, the kernel EBADF"),
-    ("syncerr::i386_fsync_pipe", "the filter answers other ABIs' syncs with 0, the kernel EINVAL"),
-    ("syncerr::x32_fsync_badfd", "the filter answers x32 syncs with 0, the kernel EBADF (ENOSYS without x32)"),
-    ("rings::i386_setup", "io_uring_setup through the i386 ABI refused with ENOSYS (native rings only)"),
-    ("syncerr::x32_fsync_pipe", "the filter answers x32 syncs with 0, the kernel EINVAL (ENOSYS without x32)"),
     // io_uring set-ups that would let entries reach the kernel without an
     // io_uring_enter the supervisor sees, or rings it cannot map: changed
     // or refused as a kernel without the feature would (docs/seccomp.md).

@@ -54,20 +54,25 @@ const REGISTER_FILES_UPDATE2: c_long = 14;
 const REGISTER_USE_REGISTERED_RING: c_long = 1 << 31;
 const FILES_SKIP: i32 = -2;
 
-/// `io_uring_register(fd, opcode, arg, nr)`: made, then the ring's fixed
-/// files followed when it registered or updated them.
-pub fn register(a: [c_long; 6]) -> c_long {
-    let answer = raw(libc::SYS_io_uring_register, a);
-    let [fd, opcode, arg, nr, ..] = a;
-    let files = matches!(
+/// Whether `io_uring_register` of `opcode` registers, updates or drops
+/// fixed files, on the ring's descriptor or its registered index.
+pub fn moves_files(opcode: c_long) -> bool {
+    matches!(
         opcode & !REGISTER_USE_REGISTERED_RING,
         REGISTER_FILES
             | UNREGISTER_FILES
             | REGISTER_FILES_UPDATE
             | REGISTER_FILES2
             | REGISTER_FILES_UPDATE2
-    );
-    if !files || answer < 0 {
+    )
+}
+
+/// `io_uring_register(fd, opcode, arg, nr)`: made, then the ring's fixed
+/// files followed when it registered or updated them.
+pub fn register(a: [c_long; 6]) -> c_long {
+    let answer = raw(libc::SYS_io_uring_register, a);
+    let [fd, opcode, arg, nr, ..] = a;
+    if !moves_files(opcode) || answer < 0 {
         return answer;
     }
     let Some(ring) = rings::find(fd as i32).filter(|_| opcode & REGISTER_USE_REGISTERED_RING == 0)
@@ -102,15 +107,7 @@ pub fn register(a: [c_long; 6]) -> c_long {
 #[unsafe(no_mangle)]
 pub extern "C" fn eatmydata_uring_register_raw(fd: i32, opcode: u32) {
     let opcode = c_long::from(opcode);
-    let files = matches!(
-        opcode & !REGISTER_USE_REGISTERED_RING,
-        REGISTER_FILES
-            | UNREGISTER_FILES
-            | REGISTER_FILES_UPDATE
-            | REGISTER_FILES2
-            | REGISTER_FILES_UPDATE2
-    );
-    if !files {
+    if !moves_files(opcode) {
         return;
     }
     if opcode & REGISTER_USE_REGISTERED_RING != 0 {
@@ -171,5 +168,16 @@ mod tests {
         assert_eq!(slots_after(&send), Slots::Sent);
         assert_eq!(slots_after(&entry(40)), Slots::Same);
         assert_eq!(slots_after(&entry(200)), Slots::Changed);
+    }
+
+    #[test]
+    fn registrations_that_move_fixed_files_are_told_apart() {
+        assert!(moves_files(REGISTER_FILES));
+        assert!(moves_files(UNREGISTER_FILES));
+        assert!(moves_files(
+            REGISTER_FILES_UPDATE2 | REGISTER_USE_REGISTERED_RING
+        ));
+        assert!(!moves_files(0)); // IORING_REGISTER_BUFFERS
+        assert!(!moves_files(REGISTER_USE_REGISTERED_RING));
     }
 }

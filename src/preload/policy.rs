@@ -67,10 +67,12 @@ const SWITCH_PREFIX: &[u8] = b"EATMYDATA_";
 /// # Safety
 /// `string` points to a NUL-terminated string.
 unsafe fn starts_with(string: *const c_char, prefix: &[u8]) -> bool {
+    // c_char is i8 on x86_64 and u8 on aarch64: read the bytes as u8.
+    let bytes = string.cast::<u8>();
     for (offset, &wanted) in prefix.iter().enumerate() {
         // SAFETY: the bytes before this one matched the prefix, so none of
         // them was the terminator: this one is still in the string.
-        if unsafe { *string.add(offset) } as u8 != wanted {
+        if unsafe { *bytes.add(offset) } != wanted {
             return false;
         }
     }

@@ -17,16 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
-static long long now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+#include "child.h"
 
 static void fail(const char *what)
 {
@@ -84,9 +77,7 @@ int main(int argc, char **argv)
 			}
 			submit_and_reap(&ring, 8);
 		} else if (!strcmp(mode, "mmap")) {
-			void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (page == MAP_FAILED || munmap(page, 4096))
+			if (map_and_unmap())
 				fail("mmap");
 		} else {
 			fail("mode");

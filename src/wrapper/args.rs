@@ -27,13 +27,12 @@ Statically linked programs and every Go program make their system calls
 themselves and never see the library. For them, and with --seccomp for
 any command, a seccomp filter, with eatmydata staying as COMMAND's parent
 to answer it, makes most of these requests free in COMMAND and everything
-it starts:
-the sync calls on files of a disk, io_uring fsyncs, and the sync flags of
-openat2 and of io_uring entries. The sync flags of open, openat and
-pwritev2 sit in a register no filter can change: those writes reach the
-disk. For a Go program the filter answers fsync and fdatasync with 0
-itself, whatever the descriptor. It is turned on by itself when COMMAND
-is such a program, and said so on stderr.
+it starts: the sync calls on files of a disk, io_uring fsyncs, and the
+sync flags of openat2 and of io_uring entries. The sync flags of open,
+openat and pwritev2 sit in a register no filter can change: those writes
+reach the disk. For a Go program the filter answers fsync and fdatasync
+with 0 itself, whatever the descriptor. It is turned on by itself when
+COMMAND is such a program, and said so on stderr.
 
 Options:
   -v, --verbose      say on stderr what is run, and with which library

@@ -54,12 +54,47 @@ pub fn candidates(exe_dir: &Path) -> Vec<PathBuf> {
     places
 }
 
-/// The absolute path of the library to preload.
-pub fn locate() -> Result<PathBuf, Error> {
+/// The library found: a real file on the host, and where it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Located {
+    /// Its absolute, canonical path (no link), fit to bind-mount or preload.
+    pub path: PathBuf,
+    pub source: Source,
+}
+
+/// Which of the places in [`locate`]'s order gave the library.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Source {
+    /// `EATMYDATA_LIBRARY`.
+    Override,
+    /// A copy installed beside the command or in its prefix.
+    Installed,
+    /// The copy embedded in the command, written out by this run
+    /// (`written`) or found already written by an earlier one.
+    #[allow(dead_code)] // constructed once the embedded copy lands
+    Embedded { written: bool },
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Source::Override => "from EATMYDATA_LIBRARY",
+            Source::Installed => "the installed copy",
+            Source::Embedded { written: true } => "the copy embedded in eatmydata, written out now",
+            Source::Embedded { written: false } => "the copy embedded in eatmydata",
+        })
+    }
+}
+
+/// The library to preload, found or written out.
+pub fn locate() -> Result<Located, Error> {
     if let Some(path) = env::var_os(OVERRIDE).filter(|p| !p.is_empty()) {
         let path = PathBuf::from(path);
         return match path.canonicalize() {
-            Ok(real) if real.is_file() => Ok(real),
+            Ok(real) if real.is_file() => Ok(Located {
+                path: real,
+                source: Source::Override,
+            }),
             _ => Err(Error::LibraryMissing {
                 looked: vec![path],
                 from_override: true,
@@ -76,7 +111,10 @@ pub fn locate() -> Result<PathBuf, Error> {
         if let Ok(real) = place.canonicalize()
             && real.is_file()
         {
-            return Ok(real);
+            return Ok(Located {
+                path: real,
+                source: Source::Installed,
+            });
         }
     }
     Err(Error::LibraryMissing {

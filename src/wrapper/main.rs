@@ -79,7 +79,7 @@ fn run() -> Result<std::ffi::c_int, Error> {
             return Ok(0);
         }
         Action::PrintLibrary => {
-            println!("{}", library::locate()?.display());
+            println!("{}", library::locate()?.path.display());
             return Ok(0);
         }
         Action::Run(invocation) => invocation,
@@ -93,7 +93,7 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
     let library = library::locate()?;
     let program = search::resolve(&invocation.command)?;
     let found = plan::Found {
-        kind: target::kind(&program, &library),
+        kind: target::kind(&program, &library.path),
         set_id: decide::set_id_of(&program),
         ld_preload: std::env::var_os(preload::VARIABLE),
         client_notice: std::env::var_os(client::SILENCE),

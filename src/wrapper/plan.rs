@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use crate::args::Invocation;
 use crate::elf::Kind;
 use crate::error::Error;
+use crate::library::Located;
 use crate::seccomp::{decide, filter};
 use crate::supervise::Wait;
 use crate::{client, preload, protocol};
@@ -21,7 +22,7 @@ use crate::{client, preload, protocol};
 /// What the plan needs from the machine, each read once by `launch`.
 pub struct Found {
     /// The library, found by `library::locate`.
-    pub library: PathBuf,
+    pub library: Located,
     /// The program, found in `PATH` by `search::resolve`.
     pub program: PathBuf,
     /// What the program is, as far as `LD_PRELOAD` is concerned.
@@ -88,7 +89,7 @@ pub struct Plan {
 
 /// The plan for `invocation`, given what was found.
 pub fn plan(invocation: Invocation, found: Found) -> Result<Plan, Error> {
-    let preload = preload::with_library(&found.library, found.ld_preload.as_deref())?;
+    let preload = preload::with_library(&found.library.path, found.ld_preload.as_deref())?;
     let decision = decide::decide(
         invocation.seccomp,
         &invocation.command,
@@ -156,7 +157,11 @@ pub fn plan(invocation: Invocation, found: Found) -> Result<Plan, Error> {
 /// The `--verbose` line: what runs, with what.
 fn running(found: &Found, preloaded: bool, seccomp: Seccomp) -> String {
     let with = if preloaded {
-        format!("with {} preloaded", found.library.display())
+        format!(
+            "with {} preloaded ({})",
+            found.library.path.display(),
+            found.library.source
+        )
     } else {
         "without the library".to_owned()
     };
@@ -176,6 +181,7 @@ mod tests {
     use super::*;
     use crate::args::{self, Action};
     use crate::elf::Foreign;
+    use crate::library::Source;
 
     /// The plan for the command line `argv` (after `eatmydata`) and a
     /// program of `kind`, on a machine with nothing special.
@@ -185,7 +191,10 @@ mod tests {
             panic!("not a command line that runs a command");
         };
         let mut facts = Found {
-            library: "/lib/eatmydata/libeatmydata.so".into(),
+            library: Located {
+                path: "/lib/eatmydata/libeatmydata.so".into(),
+                source: Source::Installed,
+            },
             program: "/usr/bin/prog".into(),
             kind,
             set_id: None,
@@ -304,6 +313,18 @@ mod tests {
     }
 
     #[test]
+    fn verbose_says_which_library_and_whence() {
+        let plan = plan_for(&["-v", "prog"], Kind::Dynamic, |found| {
+            found.library.source = Source::Override;
+        });
+        assert_eq!(
+            plan.notices.last().unwrap(),
+            "running /usr/bin/prog with /lib/eatmydata/libeatmydata.so preloaded \
+             (from EATMYDATA_LIBRARY)"
+        );
+    }
+
+    #[test]
     fn a_client_gets_its_note_unless_silenced() {
         let plan = plan_for(&["psql"], Kind::Dynamic, |_| {});
         assert!(plan.notices[0].starts_with("psql is a database client"));
@@ -320,7 +341,10 @@ mod tests {
             panic!();
         };
         let found = Found {
-            library: "/odd:path/libeatmydata.so".into(),
+            library: Located {
+                path: "/odd:path/libeatmydata.so".into(),
+                source: Source::Installed,
+            },
             program: "/usr/bin/prog".into(),
             kind: Kind::Dynamic,
             set_id: None,

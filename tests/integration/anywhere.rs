@@ -75,7 +75,9 @@ fn runs_a_musl_program_in_a_root_without_glibc_or_proc() {
     assert!(eaten.calls_of("fsync").is_empty(), "{:?}", eaten.calls);
     assert_eq!(
         eaten.stderr(),
-        format!("eatmydata: running {inside} with /bin/libeatmydata.so preloaded\n")
+        format!(
+            "eatmydata: running {inside} with /bin/libeatmydata.so preloaded (the installed copy)\n"
+        )
     );
     assert!(root.join("tmp/eaten").is_file());
 

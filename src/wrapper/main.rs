@@ -11,6 +11,9 @@
 //! a seccomp filter as well (`--seccomp` asks for it, `--no-seccomp` not);
 //! see `seccomp/decide.rs`.
 //!
+//! Run as `eatmydata-runtime` (a link or a copy), it is an OCI runtime
+//! instead: see `runtime/mod.rs`.
+//!
 //! `no_main`: the Rust runtime would set SIGPIPE to be ignored before `main`,
 //! and the command would inherit that; `env(1)` passes on what it was given.
 
@@ -34,6 +37,7 @@ mod preload;
 #[path = "../protocol.rs"]
 mod protocol;
 mod report;
+mod runtime;
 mod scratch;
 mod search;
 mod seccomp;
@@ -55,7 +59,11 @@ extern "C" fn main(
     _argv: *const *const std::ffi::c_char,
 ) -> std::ffi::c_int {
     // std reads the arguments on its own (glibc passes them to .init_array).
-    match run() {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.first().is_some_and(|a| runtime::is_its_name(a)) {
+        return runtime::main(argv);
+    }
+    match run(argv) {
         Ok(status) => status,
         Err(error) => {
             eprintln!("eatmydata: {error}");
@@ -67,8 +75,8 @@ extern "C" fn main(
 /// Does what the command line asks; returns only when there is no command
 /// to replace this process (help, version, `--report`, `--sync-at-exit`),
 /// with the status.
-fn run() -> Result<std::ffi::c_int, Error> {
-    let invocation = args::parse(std::env::args_os())?;
+fn run(argv: Vec<std::ffi::OsString>) -> Result<std::ffi::c_int, Error> {
+    let invocation = args::parse(argv)?;
     let invocation = match invocation {
         Action::Help => {
             print!("{}", args::HELP);

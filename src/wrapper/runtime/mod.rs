@@ -1,0 +1,239 @@
+//! `eatmydata-runtime`: an OCI runtime in the habits of
+//! `nvidia-container-runtime`. On `create` and `run` it edits the bundle's
+//! `config.json` (`spec.rs`: the library mounted and preloaded, the sync
+//! calls answered by the seccomp profile), on `exec --process FILE` that
+//! file, and then executes the real runtime with the arguments it was
+//! given, byte for byte; every other verb goes straight to it.
+//!
+//! `eatmydata-runtime [--eatmydata-runtime=NAME|PATH] RUNC-ARGS...`: our own
+//! options come first; the real runtime is the one they name, else the one
+//! `EATMYDATA_RUNTIME` names (for engines that pass no arguments), else
+//! `runc` from `PATH`, else `crun`; never this program. A spec that cannot
+//! be read or parsed fails the verb with a message starting `eatmydata:`,
+//! the spec untouched and the container never started.
+//! `eatmydata-runtime configure ENGINE ...` registers the runtime
+//! (`configure.rs`).
+
+mod bundle;
+mod configure;
+mod env;
+mod log;
+mod profile;
+mod spec;
+mod state;
+mod verbs;
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use crate::{error, exec, library, search};
+use bundle::Problem;
+use verbs::{Line, Verb};
+
+/// Our option naming the real runtime.
+const RUNTIME_OPTION: &str = "--eatmydata-runtime";
+/// The variable naming it, where an engine cannot pass our option.
+pub const RUNTIME_VARIABLE: &str = "EATMYDATA_RUNTIME";
+/// The real runtimes looked for in `PATH`, in order.
+const DEFAULTS: [&str; 2] = ["runc", "crun"];
+
+/// The file name that makes the command the runtime.
+pub const NAME: &str = "eatmydata-runtime";
+
+/// Whether `argv0` names the runtime: its file name is [`NAME`].
+pub fn is_its_name(argv0: &OsStr) -> bool {
+    Path::new(argv0).file_name() == Some(OsStr::new(NAME))
+}
+
+/// A failure of the runtime itself; `Display` is the message after
+/// `eatmydata: `.
+#[derive(Debug)]
+enum Failure {
+    Usage(String),
+    NoRuntime,
+    Ourselves(PathBuf),
+    Command(error::Error),
+    Spec(PathBuf, Problem),
+    Edit(PathBuf, String),
+}
+
+impl Failure {
+    /// 2 for usage, 127 and 126 for a real runtime missing or not
+    /// runnable (as `env(1)`), 125 for a spec that cannot be edited.
+    fn exit_code(&self) -> u8 {
+        match self {
+            Failure::Usage(_) => 2,
+            Failure::NoRuntime => 127,
+            Failure::Ourselves(_) => 126,
+            Failure::Command(error) => error.exit_code(),
+            Failure::Spec(..) | Failure::Edit(..) => 125,
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Usage(message) => write!(f, "{message}"),
+            Failure::NoRuntime => write!(
+                f,
+                "no real OCI runtime: neither runc nor crun is in PATH; name one with \
+                 {RUNTIME_OPTION}=PATH or {RUNTIME_VARIABLE}=PATH"
+            ),
+            Failure::Ourselves(path) => write!(
+                f,
+                "the real runtime named, {}, is eatmydata-runtime itself; name runc or crun",
+                path.display()
+            ),
+            Failure::Command(error) => write!(f, "{error}"),
+            Failure::Spec(path, Problem::Read(e)) => {
+                write!(f, "cannot read {}: {}", path.display(), error::plain(e))
+            }
+            Failure::Spec(path, Problem::Parse(e)) => write!(
+                f,
+                "{} is not valid JSON ({e}); left as it is, container not started",
+                path.display()
+            ),
+            Failure::Spec(path, Problem::Write(e)) => write!(
+                f,
+                "cannot write {}: {}; left as it was, container not started",
+                path.display(),
+                error::plain(e)
+            ),
+            Failure::Edit(path, why) => write!(
+                f,
+                "{} is not a spec eatmydata can edit: {why}; left as it is, container not started",
+                path.display()
+            ),
+        }
+    }
+}
+
+/// The runtime's entry, with the whole argv; returns only on failure.
+pub fn main(argv: Vec<OsString>) -> std::ffi::c_int {
+    let mut args = argv.into_iter().skip(1).peekable();
+    if args.peek().is_some_and(|a| a == "configure") {
+        return configure::run(args.skip(1).collect());
+    }
+    let mut log = verbs::Log::default();
+    let failure = match run(args.collect(), &mut log) {
+        Ok(never) => match never {},
+        Err(failure) => failure,
+    };
+    let message = format!("eatmydata: {failure}");
+    log::say(&log, log::Level::Error, &message);
+    eprintln!("{message}");
+    std::ffi::c_int::from(failure.exit_code())
+}
+
+/// Takes our options off the front of `args`: the real runtime named, if.
+fn our_options(args: &mut Vec<OsString>) -> Result<Option<OsString>, Failure> {
+    let mut named = None;
+    while let Some(arg) = args.first() {
+        let bytes = arg.as_bytes();
+        if !bytes.starts_with(b"--eatmydata-") {
+            break;
+        }
+        let arg = args.remove(0);
+        let bytes = arg.as_bytes();
+        if bytes == RUNTIME_OPTION.as_bytes() {
+            if args.is_empty() {
+                return Err(Failure::Usage(format!("{RUNTIME_OPTION} needs a value")));
+            }
+            named = Some(args.remove(0));
+        } else if let Some(value) = bytes.strip_prefix(format!("{RUNTIME_OPTION}=").as_bytes()) {
+            named = Some(OsStr::from_bytes(value).to_owned());
+        } else {
+            return Err(Failure::Usage(format!(
+                "unknown option '{}' (eatmydata-runtime's own options are {RUNTIME_OPTION}=NAME|PATH)",
+                arg.to_string_lossy()
+            )));
+        }
+    }
+    Ok(named)
+}
+
+/// The real runtime's path.
+fn real_runtime(named: Option<OsString>) -> Result<PathBuf, Failure> {
+    let named = named.or_else(|| std::env::var_os(RUNTIME_VARIABLE).filter(|v| !v.is_empty()));
+    let path = match named {
+        Some(named) => search::resolve(&named).map_err(Failure::Command)?,
+        None => DEFAULTS
+            .iter()
+            .find_map(|name| search::resolve(OsStr::new(name)).ok())
+            .ok_or(Failure::NoRuntime)?,
+    };
+    let us = library::this_program().and_then(|p| p.canonicalize().ok());
+    if us.is_some() && path.canonicalize().ok() == us {
+        return Err(Failure::Ourselves(path));
+    }
+    Ok(path)
+}
+
+/// Edits what the verb needs, then executes the real runtime.
+fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::Infallible, Failure> {
+    let named = our_options(&mut args)?;
+    let runtime = real_runtime(named)?;
+    let Line {
+        root,
+        log: runtime_log,
+        verb,
+    } = verbs::parse(&args);
+    *log = runtime_log;
+    match verb {
+        Verb::Create { bundle, config, id } => {
+            let path = match config {
+                Some(config) => bundle.join(config),
+                None => bundle.join("config.json"),
+            };
+            let done = edit(&path, |value| {
+                if let Some(why) = spec::off(value) {
+                    return Ok(spec::Done::Off(why));
+                }
+                let library = library::locate().map_err(|e| e.to_string())?;
+                spec::edit_config(value, &library)
+            })?;
+            say(log, id.as_deref(), &done);
+        }
+        Verb::Exec {
+            process: Some(process),
+            id,
+        } => {
+            let id_os = id.clone().unwrap_or_default();
+            let mounted = state::has_library(&runtime, root.as_deref(), &id_os);
+            let done = edit(&process, |value| spec::edit_process(value, mounted))?;
+            say(log, id.as_deref(), &done);
+        }
+        Verb::Exec { process: None, .. } | Verb::Other => {}
+    }
+    Err(Failure::Command(exec::replace_process(
+        &runtime,
+        runtime.as_os_str(),
+        &args,
+        &[],
+    )))
+}
+
+/// Reads the spec at `path`, edits it with `change`, and writes it back if
+/// anything was applied.
+fn edit(
+    path: &Path,
+    change: impl FnOnce(&mut serde_json::Value) -> Result<spec::Done, String>,
+) -> Result<spec::Done, Failure> {
+    let mut file = bundle::read(path).map_err(|p| Failure::Spec(path.to_owned(), p))?;
+    let done = change(&mut file.value).map_err(|why| Failure::Edit(path.to_owned(), why))?;
+    if matches!(done, spec::Done::Applied { .. }) {
+        file.write()
+            .map_err(|p| Failure::Spec(path.to_owned(), p))?;
+    }
+    Ok(done)
+}
+
+/// The log's line for a container.
+fn say(log: &verbs::Log, id: Option<&OsStr>, done: &spec::Done) {
+    let id = id.unwrap_or_default().to_string_lossy();
+    let message = format!("eatmydata: {id}: {}", done.describe());
+    log::say(log, log::Level::Info, &message);
+}

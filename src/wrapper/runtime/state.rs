@@ -1,0 +1,62 @@
+//! Whether a running container has the library, for `exec`: its bundle's
+//! `config.json`, found from the real runtime's state folder, has a mount
+//! at `spec::MOUNTED` (put there by `create`, or by the user's own `-v`).
+//!
+//! runc keeps `ROOT/ID/state.json`, whose `config.labels` hold
+//! `bundle=DIR`; crun keeps `ROOT/ID/status`, whose `bundle` is the folder.
+//! The default roots are `/run/NAME` for root and `$XDG_RUNTIME_DIR/NAME`
+//! otherwise, as both runtimes choose them.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::spec;
+
+/// The state folder of runtime `name` (`runc`, `crun`) without `--root`.
+fn default_root(name: &str) -> PathBuf {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    let root = unsafe { libc::geteuid() } == 0;
+    match std::env::var_os("XDG_RUNTIME_DIR").filter(|_| !root) {
+        Some(dir) => Path::new(&dir).join(name),
+        None => Path::new("/run").join(name),
+    }
+}
+
+fn json(path: &Path) -> Option<Value> {
+    serde_json::from_slice(&fs::read(path).ok()?).ok()
+}
+
+/// The bundle of container `id`, from the state the runtime keeps.
+fn bundle(root: &Path, id: &OsStr) -> Option<PathBuf> {
+    let folder = root.join(id);
+    if let Some(state) = json(&folder.join("state.json")) {
+        let labels = state.get("config")?.get("labels")?.as_array()?;
+        let bundle = labels
+            .iter()
+            .find_map(|l| l.as_str()?.strip_prefix("bundle="))?;
+        return Some(PathBuf::from(bundle));
+    }
+    let status = json(&folder.join("status"))?;
+    Some(PathBuf::from(status.get("bundle")?.as_str()?))
+}
+
+/// Whether container `id` of the runtime at `runtime`, whose state is
+/// under `root` (its `--root`), has the library mounted. `false` when this
+/// cannot be told: an `LD_PRELOAD` naming a missing file makes the dynamic
+/// loader complain in every process.
+pub fn has_library(runtime: &Path, root: Option<&Path>, id: &OsStr) -> bool {
+    let name = runtime.file_name().and_then(OsStr::to_str).unwrap_or("");
+    let name = if name.contains("crun") {
+        "crun"
+    } else {
+        "runc"
+    };
+    let root = root.map_or_else(|| default_root(name), Path::to_owned);
+    let Some(bundle) = bundle(&root, id) else {
+        return false;
+    };
+    json(&bundle.join("config.json")).is_some_and(|config| spec::has_library(&config))
+}

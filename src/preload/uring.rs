@@ -19,8 +19,9 @@
 //! What no preload can reach: a program that enters the kernel itself.
 //! fio's engine (3.33) sets up and registers through `syscall()` but calls
 //! `io_uring_enter` with an inline `syscall` instruction, so its entries
-//! reach the kernel unread here (its flushes need `--seccomp`); so do a
-//! statically linked liburing's. liburing's own `io_uring_setup`,
+//! reach the kernel unread here (the command sees the instruction in its
+//! code and turns seccomp mode on for it); so do a statically linked
+//! liburing's. liburing's own `io_uring_setup`,
 //! `io_uring_enter` and `io_uring_enter2` wrappers are not hooked: a ring
 //! driven only through them goes to the kernel as made.
 //!

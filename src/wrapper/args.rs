@@ -24,7 +24,8 @@ clean shutdown does not.
 The library also rewrites io_uring requests made through liburing or
 syscall(), but not those a program enters the kernel with itself (fio).
 Statically linked programs and every Go program make their system calls
-themselves and never see the library. For them, and with --seccomp for
+themselves and never see the library. For them, for a program whose own
+code enters io_uring (fio), and with --seccomp for
 any command, a seccomp filter, with eatmydata staying as COMMAND's parent
 to answer it, makes most of these requests free in COMMAND and everything
 it starts: the sync calls on files of a disk, io_uring fsyncs, and the

@@ -221,6 +221,27 @@ mod tests {
     }
 
     #[test]
+    fn a_program_that_enters_its_own_rings_gets_the_library_and_the_supervisor() {
+        let plan = plan_for(&["fio"], Kind::EntersUring, |_| {});
+        let preload = "/lib/eatmydata/libeatmydata.so";
+        assert_eq!(plan.env, [(preload::VARIABLE, preload.into())]);
+        let supervised = Seccomp::Supervised {
+            keep_direct: false,
+            fast_fsync: false,
+        };
+        assert_eq!(plan.seccomp, supervised);
+        assert!(
+            plan.notices[0].contains("io_uring_enter"),
+            "{:?}",
+            plan.notices
+        );
+        let off = plan_for(&["--no-seccomp", "fio"], Kind::EntersUring, |_| {});
+        assert_eq!(off.seccomp, Seccomp::Off);
+        assert_eq!(off.env, [(preload::VARIABLE, preload.into())]);
+        assert!(off.notices.is_empty(), "{:?}", off.notices);
+    }
+
+    #[test]
     fn a_static_program_gets_the_supervised_filter_and_a_parent() {
         let plan = plan_for(&["prog"], Kind::Static, |_| {});
         let supervised = Seccomp::Supervised {

@@ -23,7 +23,9 @@ const GLIBC_LOADER: &[u8] = b"\0ld-linux-";
 pub fn kind(program: &Path, library: &Path) -> Kind {
     let facts = elf::inspect(program);
     match facts.kind {
-        Kind::Dynamic if facts.loader == Some(Loader::Musl) && !fits_musl(library) => {
+        Kind::Dynamic | Kind::EntersUring
+            if facts.loader == Some(Loader::Musl) && !fits_musl(library) =>
+        {
             Kind::Foreign(Foreign::LibraryNotForMusl)
         }
         kind => kind,

@@ -5,7 +5,8 @@
 //! system calls itself even when it is dynamically linked.
 //!
 //! Only headers (and the interpreter's name) are read, with positioned
-//! reads: no mapping, no parsing of anything the kernel would not look at,
+//! reads, and a dynamic program's code for one instruction pattern
+//! ([`uring`]): no mapping, no parsing of anything the kernel would not look at,
 //! and any oddity answers "not known", which leaves the command to be run
 //! as asked. A crate of its own, so that a fuzz target (`fuzz/`) can feed
 //! it malformed files: it must answer, never crash or hang, whatever the
@@ -27,6 +28,10 @@ pub enum Kind {
     Static,
     /// Go's build information is in it: Go calls the kernel directly.
     Go,
+    /// Dynamic, and its own code makes `io_uring_enter` system calls
+    /// (fio's io_uring engine): the library serves its other calls, but
+    /// the entries those submit never pass through libc.
+    EntersUring,
     /// Not ELF, or not readable: a script's interpreter is followed first.
     Unknown,
 }
@@ -171,6 +176,8 @@ pub fn inspect_elf(source: &(impl ReadAt + ?Sized)) -> Option<Program> {
         Kind::Foreign(Foreign::Bits32)
     } else if let Some(Loader::Other(_)) = loader {
         Kind::Foreign(Foreign::UnknownLoader)
+    } else if uring::enters_uring(source, &header) {
+        Kind::EntersUring
     } else {
         Kind::Dynamic
     };
@@ -193,6 +200,8 @@ fn interpreter_of_script(file: &File) -> Option<PathBuf> {
 /// The fields of an ELF header we need, in either class and byte order.
 struct Header {
     is64: bool,
+    /// `e_machine`.
+    machine: u64,
     little: bool,
     phoff: u64,
     phentsize: u64,
@@ -224,6 +233,7 @@ impl Header {
         Some(Header {
             is64,
             little,
+            machine: field.uint(bytes, 18, 2)?,
             phoff: field.word(bytes, ph)?,
             shoff: field.word(bytes, sh)?,
             phentsize: field.uint(bytes, sizes, 2)?,
@@ -373,6 +383,8 @@ fn has_go_magic(source: &(impl ReadAt + ?Sized), offset: u64, size: u64) -> bool
     data.chunks(16)
         .any(|chunk| chunk.starts_with(GO_BUILDINFO_MAGIC))
 }
+
+mod uring; // whether the code makes its own io_uring_enter calls
 
 #[cfg(test)]
 mod tests;

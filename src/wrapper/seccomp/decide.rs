@@ -5,7 +5,8 @@
 //! A statically linked or Go program turns seccomp mode on by itself (said
 //! once on stderr; `--no-seccomp` keeps it off): the user asked for the
 //! command's syncs to be free, and refusing would only break the scripts
-//! that ask. A setuid or setgid command makes the loader ignore
+//! that ask. So does a dynamic program whose own code enters an io_uring
+//! (fio's engine), with the library preloaded as well. A setuid or setgid command makes the loader ignore
 //! `LD_PRELOAD`, and is reported with the order that works.
 
 use std::ffi::OsStr;
@@ -109,6 +110,11 @@ pub fn decide(choice: Choice, command: &OsStr, kind: Kind, set_id: Option<&str>)
     let what = match kind {
         Kind::Static => "statically linked, which LD_PRELOAD cannot reach",
         Kind::Go => "a Go program, which LD_PRELOAD cannot reach",
+        // The library is preloaded too, and serves its other calls.
+        Kind::EntersUring => {
+            "dynamically linked but makes its own io_uring_enter system calls, whose \
+             entries LD_PRELOAD cannot reach"
+        }
         // The command does not preload the library into these.
         Kind::Foreign(Foreign::Bits32) => {
             "a 32-bit program, which the (64-bit) library cannot be loaded into"

@@ -1,7 +1,8 @@
 //! io_uring flushes under the supervisor: fio's own engine (raw system
-//! calls, its own idea of SQPOLL) and a liburing program (inline system
-//! calls, dynamic and static), each against a control run without the
-//! supervisor, with the loop device's flush count as the oracle.
+//! calls, its own idea of SQPOLL; seccomp mode on by itself for it) and a
+//! liburing program (inline system calls, dynamic and static), each
+//! against a control run without the supervisor, with the loop device's
+//! flush count as the oracle.
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
@@ -10,7 +11,8 @@ use super::{eatmydata, results};
 use crate::common::{command, fio_flushes, library, probe};
 use crate::loopfs::LoopFs;
 
-/// fio's job under eatmydata against its control. A sync_file_range
+/// fio's job under plain `eatmydata` (no flag: fio's own io_uring_enter
+/// turns seccomp mode on) against its control. A sync_file_range
 /// starts writeback without flushing the device's cache, so its control
 /// flushes nothing either: that case is shown by the written sectors of
 /// `a_sync_file_range_writes_nothing_out`.
@@ -22,7 +24,7 @@ fn fio_job(sync: &str, sqpoll: bool) {
     }
     let eatmydata = command();
     let control = fio_flushes(&job, &[]);
-    let eaten = fio_flushes(&job, &[eatmydata.to_str().unwrap(), "--seccomp"]);
+    let eaten = fio_flushes(&job, &[eatmydata.to_str().unwrap()]);
     if sync != "sync_file_range" {
         assert!(
             control.flushes >= 100,
@@ -61,6 +63,56 @@ fn fio_io_uring_sync_file_range_runs_and_verifies() {
 #[test]
 fn fio_io_uring_with_its_sqpoll_thread_flushes_nothing_and_ends() {
     fio_job("fsync", true);
+}
+
+/// A dynamic program whose own code enters io_uring gets seccomp mode by
+/// itself, said once, beside the library, which still drops the O_SYNC of
+/// its open (no filter can: the flag is in a register); `--no-seccomp`
+/// leaves the library alone. fio is found so too.
+#[test]
+fn a_dynamic_program_entering_io_uring_itself_gets_seccomp_and_the_library() {
+    let program = probe("own_uring_enter", &[]);
+    let dir = crate::common::TempDir::new("own-uring-enter");
+    let file = dir.join("f");
+    let run = |options: &[&str]| {
+        let mut args: Vec<&OsStr> = options.iter().map(OsStr::new).collect();
+        args.extend([program.as_os_str(), file.as_os_str()]);
+        eatmydata(&args)
+    };
+    let alone = results(&crate::common::Run::new(&program).arg(&file).run().success());
+    assert_eq!((&*alone["sync"], &*alone["seccomp"]), ("kept", "0"));
+    let auto = run(&[]);
+    let said = super::notices(&auto);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].contains("makes its own io_uring_enter system calls")
+            && said[0].contains("--no-seccomp"),
+        "{said:?}"
+    );
+    let auto = results(&auto);
+    assert_eq!((&*auto["sync"], &*auto["seccomp"]), ("dropped", "2"));
+    // The kernel's answer to its enter on a file, as without eatmydata.
+    assert_eq!(auto["enter"], alone["enter"]);
+    let off = run(&["--no-seccomp"]);
+    assert!(super::notices(&off).is_empty());
+    let off = results(&off);
+    assert_eq!((&*off["sync"], &*off["seccomp"]), ("dropped", "0"));
+    let fio = eatmydata(&["fio", "--version"]);
+    assert!(
+        super::notices(&fio)
+            .iter()
+            .any(|line| line.contains("fio is dynamically linked but makes its own")),
+        "{}",
+        fio.stderr()
+    );
+    // A liburing program enters through liburing.so: the library's.
+    let [dynamic, _] = liburing_probes();
+    let liburing = eatmydata(&[dynamic.as_os_str(), "parent".as_ref()]);
+    assert!(
+        super::notices(&liburing).is_empty(),
+        "{}",
+        liburing.stderr()
+    );
 }
 
 /// The command's arguments before the probe's for `mode`. The control

@@ -34,8 +34,8 @@ fn notices(choice: Choice, kind: Kind, set_id: Option<&str>) -> (bool, usize) {
 }
 
 #[test]
-fn static_and_go_programs_turn_seccomp_on_and_say_so_once() {
-    for kind in [Kind::Static, Kind::Go] {
+fn static_go_and_own_ring_programs_turn_seccomp_on_and_say_so_once() {
+    for kind in [Kind::Static, Kind::Go, Kind::EntersUring] {
         assert_eq!(notices(Choice::Auto, kind, None), (true, 1), "{kind:?}");
         assert_eq!(notices(Choice::On, kind, None), (true, 0), "{kind:?}");
         assert_eq!(notices(Choice::Off, kind, None), (false, 0), "{kind:?}");
@@ -43,6 +43,8 @@ fn static_and_go_programs_turn_seccomp_on_and_say_so_once() {
     let decision = decide(Choice::Auto, OsStr::new("gobin"), Kind::Go, None);
     assert!(decision.notices[0].contains("gobin is a Go program"));
     assert!(decision.notices[0].contains("--no-seccomp"));
+    let decision = decide(Choice::Auto, OsStr::new("fio"), Kind::EntersUring, None);
+    assert!(decision.notices[0].contains("fio is dynamically linked but makes its own"));
 }
 
 #[test]

@@ -192,7 +192,7 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
                 if let Some(why) = spec::off(value) {
                     return Ok(spec::Done::Off(why));
                 }
-                let library = library::locate().map_err(|e| e.to_string())?;
+                let library = library::locate().map_err(|e| e.to_string())?.path;
                 spec::edit_config(value, &library)
             })?;
             say(log, id.as_deref(), &done);

@@ -177,3 +177,6 @@ fn exec(args: &[OsString]) -> Verb {
         id: args.get(at).cloned(),
     }
 }
+
+#[cfg(test)]
+mod tests;

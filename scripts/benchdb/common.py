@@ -60,10 +60,14 @@ class Context:
         self.mounts = []  # bind mounts of the run in progress, undone after it
         self.mounted = None  # the fs.Mounted of the run in progress
         self.fs_seen = {}  # file system kind -> its description, from a run on it
+        self.daemons = {}  # name -> a daemon started once (dockerd), stopped at exit
         self.base = tempfile.mkdtemp(prefix="bench-db.", dir=args.dir)
         os.chmod(self.base, 0o755)  # the servers run as their own users
         try:
             self.eatmydata, self.library = self.snapshot()
+            # The OCI runtime: the same command under the name eatmydata-runtime.
+            self.runtime = os.path.join(os.path.dirname(self.eatmydata), "eatmydata-runtime")
+            os.symlink("eatmydata", self.runtime)
         except BaseException:
             self.cleanup()
             raise
@@ -151,6 +155,9 @@ class Context:
 
     def cleanup(self):
         self.stop_all()
+        for daemon in self.daemons.values():
+            daemon.stop()
+        self.daemons.clear()
         self.unmount_all()
         remove(self.base)
 

@@ -1,6 +1,7 @@
 """The results history: each recorded run (--record) leaves its whole report
 in docs/benchmarks/, named by its date and commit, and the table and chart
-of docs/benchmarks.md become that run's. A regression then shows up as a
+of docs/benchmarks.md become that run's (of docs/containers.md, for the
+container workloads: their PAGE). A regression then shows up as a
 diff between two files of the history.
 """
 
@@ -17,10 +18,9 @@ def stamp(about, commit):
     return f"{date[:4]}-{date[4:6]}-{date[6:8]}-{date[8:12]}-{commit}"
 
 
-def record(root, name, about, body, table, chart):
+def record(root, name, about, body, chart):
     """Write the run's report (`about` lines, then `body`) and chart into the
-    history, its headline table and chart into docs/benchmarks.md; return the
-    report's path."""
+    history; return the report's path."""
     folder = os.path.join(root, "docs/benchmarks")
     os.makedirs(folder, exist_ok=True)
     report = os.path.join(folder, f"{name}.md")
@@ -28,15 +28,20 @@ def record(root, name, about, body, table, chart):
         out.write(f"# bench-db run {name}\n\n![chart]({name}.svg)\n\n"
                   + "\n".join(f"- {line}" for line in about) + "\n\n" + "\n".join(body) + "\n")
     shutil.copyfile(chart, os.path.join(folder, f"{name}.svg"))
-    page = os.path.join(root, "docs/benchmarks.md")
-    with open(page) as file:
+    return report
+
+
+def show(root, page, name, table):
+    """Make `table` and run `name`'s chart those of `page` (docs/benchmarks.md,
+    or the page its workloads name), between its START and END lines."""
+    path = os.path.join(root, page)
+    with open(path) as file:
         text = file.read()
     if START not in text or END not in text:
-        raise SystemExit(f"bench-db: {page} has no {START} ... {END} to replace")
+        raise SystemExit(f"bench-db: {path} has no {START} ... {END} to replace")
     before, rest = text.split(START, 1)
     after = rest.split(END, 1)[1]
     block = "\n".join([START, ""] + table + ["", f"![bars per workload and variant]"
                                                  f"(benchmarks/{name}.svg)", "", END])
-    with open(page, "w") as file:
+    with open(path, "w") as file:
         file.write(before + block + after)
-    return report

@@ -170,15 +170,21 @@ def run(ctx, variant, trace=None):
     return load(ctx, variant, write_dump(ctx, probe=trace is not None), mariadb.KNOBS, trace)
 
 
+def tally(expected):
+    """The query that counts and sums each table of `expected` ({name: n}),
+    and what the client prints (-N -B) when every row is there."""
+    query = " UNION ALL ".join(f"SELECT '{name}', COUNT(*), SUM(id) FROM bench.`{name}`"
+                               for name in expected)
+    return query, "\n".join(f"{name}\t{n}\t{n * (n + 1) // 2}" for name, n in expected.items())
+
+
 def verify(ctx, workload, expected):
     """Restart the run's server without the library or knobs: each table of
     `expected` ({name: n}) has its n rows, ids 1..n summed."""
     data, sockets = (os.path.join(ctx.mounted.path, name)
                      for name in ("mariadb-data", "mariadb-sock"))
-    query = " UNION ALL ".join(f"SELECT '{name}', COUNT(*), SUM(id) FROM bench.`{name}`"
-                               for name in expected)
+    query, want = tally(expected)
     found = mariadb.query(ctx, data, sockets, query)
-    want = "\n".join(f"{name}\t{n}\t{n * (n + 1) // 2}" for name, n in expected.items())
     if found.strip() != want:
         raise RuntimeError(f"{workload}: after restart found {found.strip()!r}, "
                            f"expected {want!r}")

@@ -14,7 +14,7 @@ package it needs, if any (installed when missing). `ctx.eatmydata` and
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Debian's eatmydata package: the original libeatmydata, run side by side.
 ORIGINAL = "/usr/lib/x86_64-linux-gnu/libeatmydata.so.1"
@@ -26,6 +26,8 @@ class Mode:
     prefix: list  # argv put before each command of the workload
     knobs: bool = False  # the program's own durability knobs turned off
     library: str = ""  # the preloaded library, looked for in /proc/PID/maps
+    engine: list = field(default_factory=list)  # `docker run` options (incontainer.py)
+    traced: bool = True  # whether a short run under strace shows what reached the kernel
 
 
 def plain(ctx):

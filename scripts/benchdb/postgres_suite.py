@@ -128,15 +128,22 @@ def run(ctx, variant, trace=None):
     return result, mapped
 
 
+TALLY = "SELECT count(*), sum(test) FROM test_run"  # every test's row, after a restart
+
+
+def tallied(count):
+    """What `psql -A -t -c TALLY` prints when all `count` tests left their row."""
+    return f"{count}|{count * (count + 1) // 2}"
+
+
 def check(ctx, variant):
     """Restart without the library: every test's row is there."""
     data, sockets = (os.path.join(ctx.mounted.path, name) for name in ("pgdata", "pgsock"))
     pre = as_user(postgres.USER)
     process, pid, _ = postgres.start(ctx, pre, data, sockets, knobs=[])
-    _, out = timed(pre + psql(sockets, "-A", "-t", "-c",
-                              "SELECT count(*), sum(test) FROM test_run"))
+    _, out = timed(pre + psql(sockets, "-A", "-t", "-c", TALLY))
     stop(process, pid, signal.SIGINT)
     count = tests(ctx)
-    if out.strip() != f"{count}|{count * (count + 1) // 2}":
+    if out.strip() != tallied(count):
         raise RuntimeError(f"postgres-suite: after restart found {out.strip()!r} "
                            f"of {count} tests")

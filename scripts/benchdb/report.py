@@ -167,7 +167,7 @@ def headline_table(workloads, results, describe_all, name):
     """The table of docs/benchmarks.md: the headline file system's modes and tmpfs, each
     as plain's figure and the others' speedups, for the workloads that ran."""
     columns = []
-    for outcome in results.values():
+    for outcome in (results[m.NAME] for m in workloads if m.NAME in results):
         for variant, data in outcome.items():
             if (data["baseline"] == "plain" and variant not in columns):
                 columns.append(variant)

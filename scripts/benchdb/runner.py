@@ -135,7 +135,10 @@ def with_extra_modes(ctx, module, chosen):
 
 def bench(ctx, module, chosen):
     """Every variant's runs of one workload: {variant name: outcome}."""
-    chosen = with_extra_modes(ctx, module, chosen)
+    if hasattr(module, "variants"):
+        chosen = module.variants(ctx)  # its own, whatever --modes and --fs say
+    else:
+        chosen = with_extra_modes(ctx, module, chosen)
     chosen, cap = full_matrix(ctx, module, chosen)
     if any(v.mode.knobs for v in chosen) and not getattr(module, "has_knobs", lambda: True)():
         ctx.note(f"{module.NAME}: no durability knob in this version: the db knobs modes skipped")
@@ -147,7 +150,7 @@ def bench(ctx, module, chosen):
         module.prepare(ctx)  # input files made once, outside every run's accounting
     for variant in chosen:
         data = outcome[variant.name]
-        if not ctx.args.no_proof and variant.mode.name not in traced:
+        if not ctx.args.no_proof and variant.mode.traced and variant.mode.name not in traced:
             traced[variant.mode.name] = probe(ctx, module, variant, data["failures"])
             say(f"{module.NAME} {variant.mode.name}: "
                 f"{proof.describe(traced[variant.mode.name])}")

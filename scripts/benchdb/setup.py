@@ -94,7 +94,7 @@ def machine(ctx, workloads, modes):
         f" libeatmydata.so sha256 {digest(ctx.library)[:12]} ({output(['rustc', '--version'])})",
     ]
     for module in workloads:
-        lines += module.versions()
+        lines += [line for line in module.versions() if line not in lines]
     for mode in modes:
         if mode.library and mode.library != ctx.library:
             lines.append(f"{mode.name}: {mode.library} ({package_version(mode.library)})")

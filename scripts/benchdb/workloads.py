@@ -41,12 +41,19 @@ sizes there, so that the whole matrix fits in half an hour). A workload
 that only makes sense at full size sets FULL_ONLY = True: it runs with
 --full, or when named in --only. One too big to repeat within the full
 run's half hour sets FULL_REPS (the most repetitions of a variant there).
+One that runs only when named in --only (it starts a Docker daemon) sets
+ASKED_ONLY = True.
+
+A workload whose variants are not modes on file systems (the container
+workloads: incontainer.py) has variants(ctx) -> [common.Variant], run
+whatever --modes and --fs say; PAGE names the docs page whose table a
+--record run of it replaces (default docs/benchmarks.md).
 """
 
 import importlib
 
 NAMES = ["sqlite", "postgres", "mariadb", "container", "fio", "etcd", "mariadb-dump",
-         "mariadb-seed", "postgres-suite", "apt"]
+         "mariadb-seed", "postgres-suite", "apt", "container-mariadb", "container-postgres"]
 
 
 def load(names=None):

@@ -1,0 +1,148 @@
+"""The seeds' workloads in a Docker container, side by side in one run.
+
+Each container workload (container_mariadb.py, container_postgres.py) runs
+the same work as its host workload (the same dump, the same suite, from
+the host's client through a socket) against Debian 12's server in an image
+imported from a debootstrap tree, under four variants:
+
+- `plain`: `docker run`, the data directory a bind-mounted folder on the
+  run's fresh ext4 (a loop device made for each run: its flush counter is
+  the run's);
+- `tmpfs`: `docker run --tmpfs DATADIR`, the users' usual answer: the data
+  in RAM, gone with the container;
+- `--runtime=eatmydata`: as plain, started through the runtime registered
+  with `eatmydata-runtime configure docker`;
+- `host, eatmydata`: the same server on the host, under the eatmydata
+  command, on the same kind of file system: what the runtime is held to.
+
+Docker's own storage (the image's layers, the container's overlay) is on
+the machine's disk under the bench's folder: nothing the server writes to
+its data directory goes there. The containers' CPU is not in the run's own
+cgroup (docker starts them in its own); the machine column has it.
+Every run ends with a clean stop, then the rows are counted by a server
+started without any library: in a new container without the runtime on
+the same folder, and for tmpfs (whose data goes with its container) by the
+same server just before it stops.
+"""
+
+import os
+import time
+
+from . import dockerd, modes
+from .common import Variant, library_mapped, socket_answers
+
+MOUNTED = "/opt/eatmydata/libeatmydata.so"  # where the runtime mounts the library
+SCRIPT = os.path.join(os.path.dirname(os.path.realpath(__file__)), "server.sh")
+HOST = "host, eatmydata"
+
+
+def variants(ctx, datadir, host_mode):
+    """The four variants; `host_mode` the modes.py mode of the host variant."""
+    headline, reps = ctx.args.fs[0], ctx.args.reps
+    host = host_mode(ctx)
+    host.name = HOST
+    return [
+        Variant("plain", modes.Mode("docker run", [], traced=False), headline, reps, "plain"),
+        Variant("tmpfs", modes.Mode("docker run --tmpfs", [], engine=["--tmpfs", datadir],
+                                    traced=False), "tmpfs", reps, "plain"),
+        Variant(f"--runtime={dockerd.RUNTIME}",
+                modes.Mode("docker run --runtime", [], library=MOUNTED, traced=False,
+                           engine=[f"--runtime={dockerd.RUNTIME}"]), headline, reps, "plain"),
+        Variant(HOST, host, headline, reps, "plain"),
+    ]
+
+
+def prepare(ctx, server):
+    """The daemon and the image, before any run: outside every run's time
+    and CPU accounting (a daemon started in a run would count in its cgroup)."""
+    dockerd.daemon(ctx).image(ctx.root, server["image"])
+
+
+def on_host(variant):
+    return variant.name == HOST
+
+
+class Container:
+    """One server container of a run: started, its socket folder, stopped."""
+
+    def __init__(self, ctx, server, data, engine, stop_signal):
+        self.docker = dockerd.daemon(ctx)
+        self.image = self.docker.image(ctx.root, server["image"])
+        self.sockets = ctx.fresh_dir(None, "sockets")
+        os.chmod(self.sockets, 0o777)  # the server's own user makes its socket there
+        argv = ["run", "-d", "--rm", "--network=none", f"--stop-signal={stop_signal}",
+                "-v", f"{self.sockets}:/run/bench", "-v", f"{SCRIPT}:/bench/server.sh:ro"]
+        if data:
+            argv += ["-v", f"{data}:{server['datadir']}"]
+        self.id = self.docker.docker(*argv, *engine, self.image, "sh", "/bench/server.sh",
+                                     server["name"])[1]
+        try:
+            self.wait(os.path.join(self.sockets, server["socket"]))
+        except BaseException:
+            self.remove()
+            raise
+
+    def wait(self, socket, timeout=300):
+        deadline = time.monotonic() + timeout
+        while not socket_answers(socket):
+            if not self.running():
+                logs = self.docker.docker("logs", self.id, check=False)
+                raise RuntimeError(f"container {self.id[:12]} ended while starting: {logs}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"container {self.id[:12]}: no server within {timeout} s")
+            time.sleep(0.05)
+
+    def running(self):
+        status, out = self.docker.docker("inspect", "-f", "{{.State.Running}}", self.id,
+                                         check=False)
+        return status == 0 and out == "true"
+
+    def mapped(self, library):
+        """Whether the server (the container's pid 1) has `library` mapped."""
+        pid = int(self.docker.docker("inspect", "-f", "{{.State.Pid}}", self.id)[1])
+        return library_mapped(pid, library)
+
+    def stop(self):
+        """A clean stop (the stop signal, then up to 5 minutes); seconds taken."""
+        seconds, _ = self.docker.timed("stop", "-t", "300", self.id)
+        return seconds
+
+    def remove(self):
+        self.docker.docker("rm", "-f", self.id, check=False)
+
+
+def run(ctx, variant, server, work, count, want):
+    """One container run: start (with the data directory's making, as an
+    image's entry point does it), `work(sockets) -> {phase: seconds}`, the
+    rows counted by `count(sockets)` (checked against `want` on tmpfs, where
+    nothing outlives the container), clean stop."""
+    data = None
+    if "--tmpfs" not in variant.mode.engine:
+        data = ctx.fresh_dir(variant, "data")
+    begin = time.perf_counter()
+    container = Container(ctx, server, data, variant.mode.engine, server["stop"])
+    times = {"start": time.perf_counter() - begin}
+    try:
+        mapped = container.mapped(variant.library) if variant.library else None
+        times.update(work(container.sockets))
+        found = count(container.sockets)
+        times[server["stopping"]] = container.stop()
+    finally:
+        container.remove()
+    if data is None and found.strip() != want:
+        raise RuntimeError(f"{server['name']} on tmpfs: before the stop found "
+                           f"{found.strip()!r}, expected {want!r}")
+    return times, mapped
+
+
+def recount(ctx, server, count):
+    """After a run on a folder: a new container, without the runtime, on the
+    same data; what `count(sockets)` finds there."""
+    data = os.path.join(ctx.mounted.path, "data")
+    container = Container(ctx, server, data, [], server["stop"])
+    try:
+        found = count(container.sockets)
+        container.stop()
+    finally:
+        container.remove()
+    return found.strip()

@@ -95,7 +95,7 @@ fn run_and_defaults() {
             id: Some("ID".into())
         }
     );
-    assert_eq!(line("--log-format text run ID").log.json, false);
+    assert!(!line("--log-format text run ID").log.json);
 }
 
 #[test]

@@ -237,3 +237,6 @@ fn say(log: &verbs::Log, id: Option<&OsStr>, done: &spec::Done) {
     let message = format!("eatmydata: {id}: {}", done.describe());
     log::say(log, log::Level::Info, &message);
 }
+
+#[cfg(test)]
+mod tests;

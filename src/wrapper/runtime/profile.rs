@@ -174,3 +174,6 @@ fn ours(calls: &[&str], msync_action: Option<Value>) -> Vec<Value> {
     }
     rules
 }
+
+#[cfg(test)]
+mod tests;

@@ -154,3 +154,6 @@ pub fn edit_process(process: &mut Value, mounted: bool) -> Result<Done, String> 
     preload(process)?;
     Ok(Done::Applied { answered: None })
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,136 @@
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+use super::*;
+
+/// A folder of this test's own.
+fn folder(label: &str) -> PathBuf {
+    let path =
+        std::env::temp_dir().join(format!("eatmydata-runtime-{label}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&path);
+    fs::create_dir_all(&path).unwrap();
+    path
+}
+
+fn strings(args: &[&str]) -> Vec<OsString> {
+    args.iter().map(OsString::from).collect()
+}
+
+#[test]
+fn its_name_is_the_file_name() {
+    assert!(is_its_name(OsStr::new("eatmydata-runtime")));
+    assert!(is_its_name(OsStr::new("/usr/bin/eatmydata-runtime")));
+    assert!(!is_its_name(OsStr::new("eatmydata")));
+    assert!(!is_its_name(OsStr::new(
+        "/opt/eatmydata-runtime/bin/eatmydata"
+    )));
+}
+
+#[test]
+fn our_options_come_off_the_front_only() {
+    let mut args = strings(&["--eatmydata-runtime=crun", "--root", "/r", "create", "ID"]);
+    assert_eq!(our_options(&mut args).unwrap(), Some("crun".into()));
+    assert_eq!(args, strings(&["--root", "/r", "create", "ID"]));
+    let mut spaced = strings(&["--eatmydata-runtime", "/usr/bin/runc", "state", "ID"]);
+    assert_eq!(
+        our_options(&mut spaced).unwrap(),
+        Some("/usr/bin/runc".into())
+    );
+    assert_eq!(spaced, strings(&["state", "ID"]));
+    let mut none = strings(&["--root", "/r", "--eatmydata-runtime=crun"]);
+    assert_eq!(our_options(&mut none).unwrap(), None);
+    assert_eq!(
+        none.len(),
+        3,
+        "after the first other argument, all is runc's"
+    );
+    let mut unknown = strings(&["--eatmydata-foo", "state"]);
+    let failure = our_options(&mut unknown).unwrap_err();
+    assert_eq!(failure.exit_code(), 2);
+    assert!(failure.to_string().contains("--eatmydata-foo"), "{failure}");
+    assert_eq!(
+        our_options(&mut strings(&["--eatmydata-runtime"]))
+            .unwrap_err()
+            .exit_code(),
+        2
+    );
+}
+
+#[test]
+fn never_ourselves() {
+    let us = library::this_program().unwrap();
+    let failure = real_runtime(Some(us.into_os_string())).unwrap_err();
+    assert!(matches!(failure, Failure::Ourselves(_)), "{failure:?}");
+}
+
+#[test]
+fn bad_json_is_left_byte_for_byte() {
+    let dir = folder("bad");
+    let path = dir.join("config.json");
+    let bytes = b"{\"ociVersion\": \"1.0.2\", \"process\": {\n";
+    fs::write(&path, bytes).unwrap();
+    let failure = edit(&path, |_| panic!("no edit of what does not parse")).unwrap_err();
+    assert_eq!(failure.exit_code(), 125);
+    let message = failure.to_string();
+    assert!(message.contains("is not valid JSON"), "{message}");
+    assert!(message.contains("container not started"), "{message}");
+    assert_eq!(fs::read(&path).unwrap(), bytes);
+    assert_eq!(
+        fs::read_dir(&dir).unwrap().count(),
+        1,
+        "no file left beside it"
+    );
+    // A shape we cannot edit: the same.
+    fs::write(&path, b"[1, 2]").unwrap();
+    let library = Path::new("/l.so");
+    let failure = edit(&path, |v| spec::edit_config(v, library)).unwrap_err();
+    assert!(matches!(failure, Failure::Edit(..)), "{failure:?}");
+    assert_eq!(fs::read(&path).unwrap(), b"[1, 2]");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_bundle_that_cannot_be_read_fails_the_verb() {
+    let dir = folder("missing");
+    let failure = edit(&dir.join("config.json"), |_| panic!("nothing read")).unwrap_err();
+    assert!(
+        matches!(failure, Failure::Spec(_, Problem::Read(_))),
+        "{failure:?}"
+    );
+    assert_eq!(failure.exit_code(), 125);
+    assert!(failure.to_string().starts_with("cannot read "), "{failure}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_file_keeps_its_mode_and_layout() {
+    let dir = folder("mode");
+    let path = dir.join("config.json");
+    for (text, pretty) in [
+        ("{\"process\":{\"env\":[]}}", false),
+        ("{\n  \"process\": {\n    \"env\": []\n  }\n}", true),
+    ] {
+        fs::write(&path, text).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+        let library = Path::new("/l.so");
+        let done = edit(&path, |v| spec::edit_config(v, library)).unwrap();
+        assert!(matches!(done, spec::Done::Applied { .. }));
+        let written = fs::read_to_string(&path).unwrap();
+        assert_eq!(written.contains('\n'), pretty, "{written}");
+        assert!(written.contains(spec::MOUNTED), "{written}");
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o640);
+        assert_eq!(
+            fs::read_dir(&dir).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
+    }
+    // Off: not even written.
+    fs::write(&path, "{\"process\":{\"env\":[\"EATMYDATA_DISABLE=1\"]}}").unwrap();
+    let before = fs::metadata(&path).unwrap().modified().unwrap();
+    let done = edit(&path, |v| spec::edit_config(v, Path::new("/l.so"))).unwrap();
+    assert!(matches!(done, spec::Done::Off(_)));
+    assert_eq!(fs::metadata(&path).unwrap().modified().unwrap(), before);
+    fs::remove_dir_all(&dir).unwrap();
+}

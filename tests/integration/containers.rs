@@ -12,9 +12,15 @@ use std::process::{Command, Output, Stdio};
 use crate::common::{TempDir, musl_root};
 use crate::loopfs::LoopFs;
 
+mod cases; // what every engine runs: servers, programs, the off switch, beside runc
+mod containerd; // containerd of the tests' own, the runtime as the shim's BinaryName (ctr)
+mod docker; // dockerd of the tests' own, the runtime registered as eatmydata
 mod dockerfile; // the Dockerfile recipe: the static command copied in, dpkg's syncs eaten
+mod engine; // the runtime under test, daemons stopped by pid, the flush oracle
+mod image; // the engines' Debian image with servers and probes, made offline once
 mod mariadb; // a MariaDB image with the library mounted keeps its data
 mod musl; // musl images: the library mounted read-only, the static command, root
+mod podman; // podman --runtime with the runtime
 mod testcontainers; // Testcontainers for Python with the library
 
 /// Where the library is mounted in the recipes.

@@ -31,7 +31,7 @@ fn static_probe() -> PathBuf {
 
 /// The Go probe, built once per process: `static` (CGO_ENABLED=0) or
 /// `dynamic` (with cgo, so it links the C runtime and has an interpreter).
-fn go_probe(linking: &'static str) -> PathBuf {
+pub(crate) fn go_probe(linking: &'static str) -> PathBuf {
     static BUILT: [OnceLock<PathBuf>; 2] = [OnceLock::new(), OnceLock::new()];
     let slot = &BUILT[usize::from(linking == "dynamic")];
     slot.get_or_init(|| {

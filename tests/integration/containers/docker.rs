@@ -1,0 +1,273 @@
+//! Docker: a dockerd of the test's own (no bridge, no iptables, its own
+//! data root, exec root, pid file and socket; on a containerd of the
+//! test's own), the runtime registered as `eatmydata`, containers run
+//! `--network=none`, each case beside the same container with `runc`.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::MOUNTED;
+use super::cases::{self, DYNAMIC, GO, STATIC, SYNCS};
+use super::containerd::Containerd;
+use super::engine::{
+    CACHE, Daemon, Engine, Job, Ran, RunDir, StoreLock, Unmounted, assert_eaten,
+    assert_flushes_eaten, measure, measure_with, runtime,
+};
+use super::image::{OWN_PRELOAD, test_image};
+use crate::loopfs::LoopFs;
+
+/// The storage driver: overlay2 works on this machine's ext4 root (and is
+/// dockerd's own first choice there).
+const STORAGE_DRIVER: &str = "overlay2";
+
+pub struct Docker {
+    // Dropped in this order: dockerd, its containerd, the mounts left in
+    // the data root, their folder, the lock.
+    daemon: Daemon,
+    _containerd: Containerd,
+    _mounts: Unmounted,
+    dir: RunDir,
+    image: String,
+    preload: String,
+    _lock: StoreLock,
+}
+
+impl Docker {
+    pub fn start() -> Docker {
+        let image = test_image();
+        let lock = StoreLock::take("docker");
+        let data_root = Path::new(CACHE).join("docker");
+        let containerd = Containerd::start(
+            "docker-containerd",
+            &Path::new(CACHE).join("docker-containerd"),
+        );
+        let dir = RunDir::new("docker");
+        let socket = dir.join("docker.sock");
+        let mut dockerd = Command::new("dockerd");
+        dockerd
+            .args([
+                "--bridge=none",
+                "--iptables=false",
+                "--ip6tables=false",
+                "--ip-masq=false",
+            ])
+            .args(["--storage-driver", STORAGE_DRIVER])
+            .arg("--data-root")
+            .arg(&data_root)
+            .arg("--exec-root")
+            .arg(dir.join("exec"))
+            .arg("--pidfile")
+            .arg(dir.join("docker.pid"))
+            .arg("--host")
+            .arg(format!("unix://{}", socket.display()))
+            .arg("--containerd")
+            .arg(&containerd.socket)
+            .arg("--add-runtime")
+            .arg(format!("eatmydata={}", runtime().display()));
+        let daemon = Daemon::start("dockerd", dockerd, &socket, dir.join("dockerd.log"));
+        let docker = Docker {
+            daemon,
+            _containerd: containerd,
+            _mounts: Unmounted(data_root),
+            dir,
+            image: image.plain.clone(),
+            preload: image.preload.clone(),
+            _lock: lock,
+        };
+        let client = format!("docker -H unix://{}", socket.display());
+        // What a failed run left: its containers are stopped, not removed.
+        docker.ok(&["container", "prune", "--force"]);
+        image.load_unless(
+            &format!(
+                "{client} image inspect '{}' '{}'",
+                image.plain, image.preload
+            ),
+            &format!("{client} load --quiet"),
+            &[],
+        );
+        docker
+    }
+
+    pub fn docker(&self) -> Command {
+        let mut docker = Command::new("docker");
+        docker
+            .arg("-H")
+            .arg(format!("unix://{}", self.dir.join("docker.sock").display()));
+        docker.stdin(Stdio::null());
+        docker
+    }
+
+    /// `docker args`, asserting success; its stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let output = self.docker().args(args).output().expect("run docker");
+        assert!(
+            output.status.success(),
+            "docker {args:?}: {}\n{}",
+            String::from_utf8_lossy(&output.stderr),
+            self.daemon.log_text()
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    fn runtime_option(eaten: bool) -> &'static str {
+        if eaten {
+            "--runtime=eatmydata"
+        } else {
+            "--runtime=runc"
+        }
+    }
+}
+
+impl Engine for Docker {
+    fn name(&self) -> &'static str {
+        "docker"
+    }
+
+    fn image(&self) -> &str {
+        &self.image
+    }
+
+    fn run(&self, disk: &LoopFs, job: &Job) -> Ran {
+        let mut docker = self.docker();
+        docker.args([
+            "run",
+            "--rm",
+            "--network=none",
+            Docker::runtime_option(job.eaten),
+        ]);
+        docker
+            .arg("-v")
+            .arg(format!("{}:/data", disk.path().display()));
+        for env in job.env {
+            docker.args(["-e", env]);
+        }
+        docker.arg(job.image).args(job.args);
+        docker.output().expect("run docker").into()
+    }
+}
+
+#[test]
+fn a_mariadb_container_under_the_runtime() {
+    cases::server(&Docker::start(), "mariadb");
+}
+
+#[test]
+fn a_postgresql_container_under_the_runtime() {
+    cases::server(&Docker::start(), "postgres");
+}
+
+#[test]
+fn static_and_go_containers_under_the_runtime() {
+    let docker = Docker::start();
+    cases::program(&docker, "static C", STATIC);
+    cases::program(&docker, "Go", GO);
+}
+
+#[test]
+fn own_preload_disabled_and_exec_under_the_runtime() {
+    let docker = Docker::start();
+    own_preload(&docker);
+    cases::disabled(&docker);
+    exec(&docker);
+}
+
+/// `docker exec` into a running container: the exec'd process (given to
+/// the runtime as `exec --process FILE`) gets what the container got.
+fn exec(docker: &Docker) {
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+    let disk = LoopFs::new("docker-exec", 64);
+    let syncs = SYNCS.to_string();
+    for program in [DYNAMIC, STATIC] {
+        let runs: Vec<_> = [false, true]
+            .into_iter()
+            .map(|eaten| {
+                let name = format!(
+                    "exec-{}-{}",
+                    std::process::id(),
+                    COUNT.fetch_add(1, Ordering::Relaxed)
+                );
+                let volume = format!("{}:/data", disk.path().display());
+                docker.ok(&[
+                    "run",
+                    "-d",
+                    "--name",
+                    &name,
+                    "--network=none",
+                    Docker::runtime_option(eaten),
+                    "-v",
+                    &volume,
+                    &docker.image,
+                    "sleep",
+                    "600",
+                ]);
+                let _removed = Removed(docker, name.clone());
+                let file = format!("/data/{name}");
+                measure_with(&disk, || {
+                    let args = ["exec", &name, program, "loop", &file, &syncs];
+                    docker
+                        .docker()
+                        .args(args)
+                        .output()
+                        .expect("run docker")
+                        .into()
+                })
+            })
+            .collect();
+        assert_eaten(
+            "docker",
+            &format!("exec {program}"),
+            &runs[0],
+            &runs[1],
+            u64::from(SYNCS),
+        );
+    }
+}
+
+/// A container removed (`docker rm -f`) when dropped.
+struct Removed<'a>(&'a Docker, String);
+
+impl Drop for Removed<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.docker().args(["rm", "-f", &self.1]).output();
+    }
+}
+
+/// An image whose own config sets `LD_PRELOAD`: kept, the runtime's
+/// library first, both loaded (the own library says so on stderr).
+fn own_preload(docker: &Docker) {
+    let disk = LoopFs::new("docker-preload", 64);
+    let line = format!("echo \"preload=$LD_PRELOAD\"; exec {DYNAMIC} loop \"$0\" {SYNCS}");
+    let run = |eaten: bool, file: &str| {
+        let args = ["sh", "-c", &line, file];
+        measure(
+            docker,
+            &disk,
+            &Job {
+                eaten,
+                image: &docker.preload,
+                env: &[],
+                args: &args,
+            },
+        )
+    };
+    let control = run(false, "/data/control");
+    let eaten = run(true, "/data/eaten");
+    assert_flushes_eaten(
+        "docker",
+        "image's own LD_PRELOAD",
+        &control,
+        &eaten,
+        u64::from(SYNCS),
+    );
+    let synced = format!("synced {SYNCS}\n");
+    assert_eq!(
+        control.ran.stdout,
+        format!("preload={OWN_PRELOAD}\n{synced}")
+    );
+    let ours_first = [':', ' '].map(|sep| format!("preload={MOUNTED}{sep}{OWN_PRELOAD}\n{synced}"));
+    assert!(ours_first.contains(&eaten.ran.stdout), "{:?}", eaten.ran);
+    for ran in [&control.ran, &eaten.ran] {
+        assert!(ran.stderr.contains("own_preload: loaded"), "{ran:?}");
+    }
+}

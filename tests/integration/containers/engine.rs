@@ -265,8 +265,11 @@ impl Daemon {
 
     pub fn log_text(&self) -> String {
         let text = fs::read_to_string(&self.log).unwrap_or_default();
-        let start = text.len().saturating_sub(4000);
-        text[text.floor_char_boundary(start)..].to_owned()
+        let mut start = text.len().saturating_sub(4000);
+        while !text.is_char_boundary(start) {
+            start += 1;
+        }
+        text[start..].to_owned()
     }
 }
 

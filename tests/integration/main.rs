@@ -21,6 +21,7 @@ mod musl; // one library for musl programs too: the probes built with musl-gcc
 mod open; // O_SYNC, O_DSYNC, O_DIRECT and RWF_* dropped, all else intact
 mod raw_syscall; // the same through syscall(2); other numbers untouched
 mod report; // eatmydata --report: what each process skipped
+mod runtime; // eatmydata-runtime on OCI bundles run by runc and crun, a control beside each
 mod seccomp; // programs that bypass libc: static and Go binaries
 mod stress; // many threads and processes at once
 mod symbols; // what the library exports and which glibc versions it needs

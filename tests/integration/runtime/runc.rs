@@ -1,0 +1,176 @@
+//! Programs in a container whose `create` went through the runtime: what
+//! reached the loop device, beside the same container run by the real
+//! runtime alone, and the same output and status.
+
+use serde_json::{Value, json};
+
+use super::{Bundle, Container, MOUNTED, Via, inside, text};
+use crate::common::{Libc, probe, probe_for};
+use crate::loopfs::LoopFs;
+
+/// The `config.json` dockerd wrote here, with Docker's default profile.
+const DOCKER: &str = include_str!("../../../src/wrapper/runtime/spec/docker-config.json");
+
+/// Runs `sync_calls` in `bundle` alone and through the runtime, both with
+/// `change` made to the spec; asserts the control flushed at least
+/// `at_least` times and ours never, with the same output and status.
+fn compare(
+    bundle: &Bundle,
+    disk: &LoopFs,
+    program: &str,
+    real: &'static str,
+    change: impl Fn(&mut Value),
+) {
+    let mut control = None;
+    let control_flushes = disk.flushes_during_sync(|| {
+        control = Some(bundle.run(Via::Alone(real), &[program, "/data/a"], &change));
+    });
+    let control = control.unwrap();
+    assert!(control.status.success(), "control: {}", text(&control));
+    let mut ours = None;
+    let our_flushes = disk.flushes_during(|| {
+        ours = Some(bundle.run(Via::Ours(real), &[program, "/data/b"], &change));
+    });
+    let ours = ours.unwrap();
+    assert!(control_flushes >= 6, "control: {control_flushes} flushes");
+    assert_eq!(
+        our_flushes, 0,
+        "through the runtime ({control_flushes} alone)"
+    );
+    assert_eq!(
+        (ours.status, &ours.stdout, &ours.stderr),
+        (control.status, &control.stdout, &control.stderr),
+        "{}",
+        text(&ours)
+    );
+    assert!(disk.join("b").is_file());
+}
+
+#[test]
+fn a_dynamic_program_gets_the_library() {
+    let program = probe_for(Libc::Musl, "sync_calls", &[]);
+    let disk = LoopFs::new("runtime-dynamic", 64);
+    let bundle = Bundle::new("runtime-dynamic", &[&program], &disk);
+    compare(&bundle, &disk, &inside(&program), "runc", |_| {});
+}
+
+#[test]
+fn a_static_program_gets_the_seccomp_rules() {
+    let program = probe("sync_calls", &["-static"]);
+    let disk = LoopFs::new("runtime-static", 64);
+    let bundle = Bundle::new("runtime-static", &[&program], &disk);
+    compare(&bundle, &disk, &inside(&program), "runc", |_| {});
+}
+
+/// The fact that shaped the edit: Docker's default profile allows the sync
+/// calls by name, and a rule added after it alone would change nothing.
+#[test]
+fn a_static_program_under_dockers_profile() {
+    let docker: Value = serde_json::from_str(DOCKER).unwrap();
+    let profile = docker["linux"]["seccomp"].clone();
+    let program = probe("sync_calls", &["-static"]);
+    let disk = LoopFs::new("runtime-docker-profile", 64);
+    let bundle = Bundle::new("runtime-docker-profile", &[&program], &disk);
+    compare(&bundle, &disk, &inside(&program), "runc", |spec| {
+        spec["linux"]["seccomp"] = profile.clone();
+    });
+}
+
+/// An image that sets its own `LD_PRELOAD` keeps it, after ours: both
+/// libraries load, and the syncs are eaten.
+#[test]
+fn the_images_preload_is_kept() {
+    let program = probe_for(Libc::Musl, "sync_calls", &[]);
+    let theirs = probe_for(Libc::Musl, "hello_lib", &["-shared", "-fPIC"]);
+    let disk = LoopFs::new("runtime-image-preload", 64);
+    let bundle = Bundle::new("runtime-image-preload", &[&program, &theirs], &disk);
+    let name = theirs.file_name().unwrap().to_str().unwrap();
+    let image_preload = |spec: &mut Value| {
+        let env = spec["process"]["env"].as_array_mut().unwrap();
+        env.push(json!(format!("LD_PRELOAD=/bin/{name}")));
+    };
+    compare(&bundle, &disk, &inside(&program), "runc", image_preload);
+    let spec: Value = serde_json::from_slice(&std::fs::read(bundle.config()).unwrap()).unwrap();
+    let env = spec["process"]["env"].as_array().unwrap();
+    let preload = format!("LD_PRELOAD={MOUNTED} /bin/{name}");
+    assert!(env.iter().any(|e| e == &json!(preload)), "{env:?}");
+    let ours = bundle.run(
+        Via::Ours("runc"),
+        &[&inside(&program), "/data/c"],
+        image_preload,
+    );
+    assert_eq!(String::from_utf8_lossy(&ours.stderr), "hello_lib loaded\n");
+}
+
+/// `docker exec`: the engine's process file has no `LD_PRELOAD`; through
+/// the runtime it gets one, where the container has the library. The
+/// oracle is what the kernel kept of the sync flags of `open_flags`'s
+/// opens (`fcntl(F_GETFL)`), which no seccomp rule can drop: only the
+/// library does.
+#[test]
+fn exec_gets_the_preload_too() {
+    let hold = probe("hold", &["-static"]);
+    let program = probe_for(Libc::Musl, "open_flags", &[]);
+    let disk = LoopFs::new("runtime-exec", 16);
+    let bundle = Bundle::new("runtime-exec", &[&hold, &program], &disk);
+    let mut process = bundle.base["process"].clone();
+    let mut exec = |container: &Container, via: Via, dir: &str| {
+        std::fs::create_dir_all(disk.join(dir)).unwrap();
+        process["args"] = json!([inside(&program), format!("/data/{dir}")]);
+        let output = container.exec(via, &process);
+        assert!(output.status.success(), "{}", text(&output));
+        output
+    };
+    let ours = Container::start(&bundle, Via::Ours("runc"), &inside(&hold));
+    let control = exec(&ours, Via::Alone("runc"), "a");
+    let eaten = exec(&ours, Via::Ours("runc"), "b");
+    let (control, eaten) = (
+        String::from_utf8(control.stdout).unwrap(),
+        String::from_utf8(eaten.stdout).unwrap(),
+    );
+    assert!(
+        control.contains("open: sync=1 dsync=1 direct=1"),
+        "{control}"
+    );
+    assert_eq!(control.lines().count(), eaten.lines().count(), "{eaten}");
+    assert!(
+        eaten
+            .lines()
+            .all(|line| line.contains("sync=0 dsync=0 direct=0")),
+        "{eaten}"
+    );
+    drop(ours);
+    // A container not created through ours has no library: exec through
+    // ours then sets nothing, or every process would warn of a missing one.
+    let plain = Container::start(&bundle, Via::Alone("runc"), &inside(&hold));
+    let output = exec(&plain, Via::Ours("runc"), "c");
+    assert_eq!(
+        String::from_utf8(output.stdout.clone()).unwrap(),
+        control.replace("/data/a", "/data/c")
+    );
+    assert!(output.stderr.is_empty(), "{}", text(&output));
+}
+
+#[test]
+fn the_off_switch_leaves_the_container_alone() {
+    let program = probe("sync_calls", &["-static"]);
+    let disk = LoopFs::new("runtime-off", 64);
+    let bundle = Bundle::new("runtime-off", &[&program], &disk);
+    let off = |spec: &mut Value| {
+        let env = spec["process"]["env"].as_array_mut().unwrap();
+        env.push(json!("EATMYDATA_DISABLE=1"));
+    };
+    let mut output = None;
+    let flushes = disk.flushes_during_sync(|| {
+        output = Some(bundle.run(Via::Ours("runc"), &[&inside(&program), "/data/a"], off));
+    });
+    let output = output.unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(flushes >= 6, "off: {flushes} flushes");
+    // Not a byte of the spec changed.
+    let spec: Value = serde_json::from_slice(&std::fs::read(bundle.config()).unwrap()).unwrap();
+    let mut expected = bundle.base.clone();
+    expected["process"]["args"] = json!([inside(&program), "/data/a"]);
+    off(&mut expected);
+    assert_eq!(spec, expected);
+}

@@ -6,6 +6,7 @@ mod anywhere; // the static command: a root with no glibc and no /proc
 mod both_ways; // each durability request answered alike by name and through syscall(2)
 mod common; // artefacts, C probes, scratch folders, runs under strace
 mod compat; // older glibc and other architectures
+mod configure; // eatmydata-runtime configure: engine files edited in place, and read by the engines
 mod containers; // the container recipes with podman; docker, containerd and podman with the runtime
 mod corpus; // everyday programs give the same results with the library
 mod debian; // our .deb packages on a Debian 12 tree, and the tools that use eatmydata

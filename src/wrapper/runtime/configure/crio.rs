@@ -1,0 +1,50 @@
+//! CRI-O's config: `[crio.runtime.runtimes.eatmydata]` with the runtime's
+//! `runtime_path` and `runtime_type = "oci"`, and `[crio.runtime]
+//! default_runtime` with `--default`. By default in a drop-in of its own
+//! (`crio.conf.d/99-eatmydata.conf`), which CRI-O reads after crio.conf.
+
+use super::toml;
+use super::{REGISTERED, Want};
+
+/// The new text of a CRI-O config file.
+pub fn edit(text: &str, want: &Want) -> Result<String, String> {
+    let mut doc = toml::parse(text)?;
+    let root = doc.as_item_mut();
+    let ours = toml::table(root, &["crio", "runtime", "runtimes", REGISTERED])?;
+    toml::set(ours, "runtime_path", want.path.as_str().into())?;
+    toml::set(ours, "runtime_type", "oci".into())?;
+    if want.default {
+        let runtime = toml::table(root, &["crio", "runtime"])?;
+        toml::set(runtime, "default_runtime", REGISTERED.into())?;
+    }
+    Ok(doc.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn want(default: bool) -> Want {
+        Want {
+            path: "/usr/bin/eatmydata-runtime".into(),
+            default,
+            real: None,
+        }
+    }
+
+    #[test]
+    fn writes_the_handler_and_the_default_keeping_the_rest() {
+        let theirs = "[crio.runtime]\n# crun here\ndefault_runtime = \"crun\"\n\n\
+                      [crio.runtime.runtimes.crun]\nruntime_path = \"/usr/bin/crun\"\n";
+        let new = edit(theirs, &want(true)).unwrap();
+        assert_eq!(
+            new,
+            "[crio.runtime]\n# crun here\ndefault_runtime = \"eatmydata\"\n\n\
+             [crio.runtime.runtimes.crun]\nruntime_path = \"/usr/bin/crun\"\n\n\
+             [crio.runtime.runtimes.eatmydata]\n\
+             runtime_path = \"/usr/bin/eatmydata-runtime\"\nruntime_type = \"oci\"\n"
+        );
+        assert_eq!(edit(&new, &want(true)).unwrap(), new);
+        assert!(edit("[crio.runtime.runtimes]\neatmydata = 1\n", &want(false)).is_err());
+    }
+}

@@ -1,0 +1,101 @@
+//! `eatmydata-runtime configure ENGINE`: the engines' own files, as a
+//! machine has them, come out with eatmydata registered and every other
+//! byte in place; and the engines themselves read what it wrote.
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use crate::common::command;
+
+mod engines; // containerd, podman and dockerd read the runtime it registered
+mod files; // only its keys change, once; dry runs, bad files, missing files, backups
+
+/// Where the tests register the runtime (it need not exist for a file).
+pub const RUNTIME: &str = "/usr/local/bin/eatmydata-runtime";
+
+/// A link named `eatmydata-runtime` to the command under test, in `dir`.
+pub fn runtime_in(dir: &Path) -> PathBuf {
+    let link = dir.join("eatmydata-runtime");
+    if link.symlink_metadata().is_err() {
+        symlink(command(), &link).unwrap();
+    }
+    link
+}
+
+/// `eatmydata-runtime configure ARGS...` run through a link in `dir`.
+pub fn configure(dir: &Path, args: &[&str]) -> Output {
+    Command::new(runtime_in(dir))
+        .arg("configure")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run eatmydata-runtime configure")
+}
+
+/// As [`configure`], asserting success; its stdout.
+pub fn configure_ok(dir: &Path, args: &[&str]) -> String {
+    let output = configure(dir, args);
+    assert!(
+        output.status.success(),
+        "configure {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `containerd config default` (what a node starts from) with comments of
+/// its own and the systemd cgroup driver a kubelet asks for.
+pub fn containerd_config() -> String {
+    let output = Command::new("containerd")
+        .args(["config", "default"])
+        .output()
+        .expect("run containerd config default");
+    assert!(output.status.success());
+    let default = String::from_utf8(output.stdout).unwrap();
+    assert!(default.contains("SystemdCgroup = false"), "{default}");
+    format!(
+        "# containerd on the CI nodes; see the runbook\n{}",
+        default.replace(
+            "SystemdCgroup = false",
+            "SystemdCgroup = true # the kubelet's cgroup driver"
+        )
+    )
+}
+
+/// Debian's own `containers.conf` (all comments and section headers) with
+/// settings of the machine's own.
+pub fn containers_conf() -> String {
+    let shipped = fs::read_to_string("/usr/share/containers/containers.conf")
+        .expect("podman's /usr/share/containers/containers.conf");
+    let theirs = shipped.replacen(
+        "[engine]\n",
+        "[engine]\ncgroup_manager = \"cgroupfs\" # no systemd here\n\
+         env = [\"http_proxy=http://proxy.example:3128\"]\n",
+        1,
+    );
+    assert_ne!(theirs, shipped, "no [engine] table in containers.conf");
+    theirs
+}
+
+/// A `daemon.json` as Docker's documentation writes one, with keys and a
+/// runtime of its own.
+pub const DAEMON_JSON: &str = r#"{
+    "log-driver": "json-file",
+    "log-opts": {
+        "max-size": "10m",
+        "max-file": "3"
+    },
+    "registry-mirrors": [
+        "https://mirror.example"
+    ],
+    "runtimes": {
+        "nvidia": {
+            "path": "nvidia-container-runtime",
+            "runtimeArgs": []
+        }
+    },
+    "storage-driver": "overlay2"
+}
+"#;

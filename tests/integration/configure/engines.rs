@@ -1,0 +1,253 @@
+//! The engines read what `configure` wrote: containerd's own dump of its
+//! config, podman running the registered runtime with the variable that
+//! names the real one, and a dockerd of the test's own listing the runtime
+//! as its default. Each beside the same engine on the file as it was.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use super::{DAEMON_JSON, RUNTIME, configure_ok, containerd_config};
+use crate::common::{TempDir, wait_until};
+use crate::containers::conf as podman_test_conf;
+
+/// `containerd --config FILE config dump`: the config as containerd reads it.
+fn containerd_dump(config: &Path) -> String {
+    let output = Command::new("containerd")
+        .arg("--config")
+        .arg(config)
+        .args(["config", "dump"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn containerd_reads_the_runtime_and_the_default_it_registered() {
+    let dir = TempDir::new("configure-containerd-reads");
+    let config = dir.join("config.toml");
+    fs::write(&config, containerd_config()).unwrap();
+    let before = containerd_dump(&config);
+    assert!(!before.contains("eatmydata"), "{before}");
+    assert!(before.contains("default_runtime_name = \"runc\""));
+    let path = config.to_str().unwrap();
+    configure_ok(
+        dir.path(),
+        &[
+            "containerd",
+            "--default",
+            "--config",
+            path,
+            "--runtime-path",
+            RUNTIME,
+        ],
+    );
+    let after = containerd_dump(&config);
+    let table = "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.eatmydata.options]";
+    let options = after
+        .split_once(table)
+        .unwrap_or_else(|| panic!("no {table} in {after}"))
+        .1;
+    let options = options.split("\n\n").next().unwrap();
+    assert!(
+        options.contains(&format!("BinaryName = \"{RUNTIME}\"")),
+        "{options}"
+    );
+    assert!(options.contains("SystemdCgroup = true"), "{options}");
+    assert!(
+        after.contains("default_runtime_name = \"eatmydata\""),
+        "{after}"
+    );
+}
+
+#[test]
+fn podman_runs_the_registered_runtime_with_the_real_runtimes_variable() {
+    let dir = TempDir::new("configure-podman-reads");
+    // A runtime that says what it was given, then is runc.
+    let seen = dir.join("seen");
+    let runtime = dir.join("eatmydata-runtime-probe");
+    fs::write(
+        &runtime,
+        format!(
+            "#!/bin/sh\necho \"EATMYDATA_RUNTIME=$EATMYDATA_RUNTIME $*\" >>{}\nexec runc \"$@\"\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&runtime, fs::Permissions::from_mode(0o755)).unwrap();
+    let config = dir.join("containers.conf");
+    fs::copy(podman_test_conf(), &config).unwrap();
+    let info = || {
+        let output = Command::new("podman")
+            .env("CONTAINERS_CONF", &config)
+            .args([
+                "info",
+                "--format",
+                "{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Path}}",
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let before = info();
+    assert!(before.starts_with("runc "), "{before}");
+    assert!(!seen.exists());
+    let path = config.to_str().unwrap();
+    let args = [
+        "podman",
+        "--default",
+        "--config",
+        path,
+        "--real-runtime",
+        "crun",
+        "--runtime-path",
+    ];
+    let mut args = args.to_vec();
+    args.push(runtime.to_str().unwrap());
+    configure_ok(dir.path(), &args);
+    assert_eq!(info(), format!("eatmydata {}\n", runtime.display()));
+    let seen = fs::read_to_string(&seen).expect("podman ran the registered runtime");
+    assert!(
+        seen.lines()
+            .all(|line| line.starts_with("EATMYDATA_RUNTIME=crun ")),
+        "{seen}"
+    );
+}
+
+/// A dockerd of the test's own, on its own socket and folders, off the
+/// host's network; stopped by its pid when dropped.
+struct Dockerd {
+    child: Child,
+    socket: String,
+    log: std::path::PathBuf,
+    // containerd's sockets are made here: a short path, as a unix socket's
+    // must be.
+    exec_root: std::path::PathBuf,
+}
+
+impl Dockerd {
+    fn start(dir: &Path, config: &Path) -> Dockerd {
+        fs::create_dir_all(dir).unwrap();
+        let log = dir.join("dockerd.log");
+        let name = dir.file_name().unwrap().to_string_lossy();
+        let exec_root = std::env::temp_dir().join(format!("emd-{}-{name}", std::process::id()));
+        let socket = format!("unix://{}", dir.join("docker.sock").display());
+        let child = Command::new("dockerd")
+            .arg("--config-file")
+            .arg(config)
+            .arg("--data-root")
+            .arg(dir.join("data"))
+            .arg("--exec-root")
+            .arg(&exec_root)
+            .arg("--pidfile")
+            .arg(dir.join("dockerd.pid"))
+            .args(["--host", &socket])
+            .args([
+                "--bridge=none",
+                "--iptables=false",
+                "--ip6tables=false",
+                "--ip-masq=false",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("start dockerd");
+        Dockerd {
+            child,
+            socket,
+            log,
+            exec_root,
+        }
+    }
+
+    /// `docker info --format FORMAT`, once the daemon answers.
+    fn info(&mut self, format: &str) -> String {
+        let mut answer = None;
+        wait_until("dockerd answers", Duration::from_secs(60), || {
+            if self.child.try_wait().unwrap().is_some() {
+                let log = fs::read_to_string(&self.log).unwrap_or_default();
+                panic!("dockerd ended: {log}");
+            }
+            let output = Command::new("docker")
+                .args(["-H", &self.socket, "info", "--format", format])
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            answer = output
+                .status
+                .success()
+                .then(|| String::from_utf8_lossy(&output.stdout).into_owned());
+            answer.is_some()
+        });
+        answer.unwrap()
+    }
+}
+
+impl Drop for Dockerd {
+    fn drop(&mut self) {
+        // SAFETY: kill sends a signal to the daemon this guard started.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let _ = self.child.wait();
+        let _ = fs::remove_dir_all(&self.exec_root);
+    }
+}
+
+#[test]
+fn dockerd_lists_the_runtime_it_registered_as_its_default() {
+    let dir = TempDir::new("configure-dockerd");
+    let config = dir.join("daemon.json");
+    fs::write(
+        &config,
+        DAEMON_JSON.replace(
+            "\"storage-driver\": \"overlay2\"",
+            "\"log-level\": \"warn\"",
+        ),
+    )
+    .unwrap();
+    let format = "{{.DefaultRuntime}} {{json .Runtimes}}";
+    let before = Dockerd::start(&dir.join("before"), &config).info(format);
+    assert!(before.starts_with("runc "), "{before}");
+    assert!(!before.contains("eatmydata"), "{before}");
+    // dockerd looks the runtime up when it starts: the command's own link.
+    let runtime = super::runtime_in(dir.path());
+    let runtime = runtime.to_str().unwrap();
+    let path = config.to_str().unwrap();
+    let args = [
+        "docker",
+        "--default",
+        "--real-runtime",
+        "crun",
+        "--config",
+        path,
+    ];
+    configure_ok(
+        dir.path(),
+        &[&args[..], &["--runtime-path", runtime]].concat(),
+    );
+    let after = Dockerd::start(&dir.join("after"), &config).info(format);
+    assert!(after.starts_with("eatmydata "), "{after}");
+    assert!(
+        after.contains(&format!(
+            "\"eatmydata\":{{\"path\":\"{runtime}\",\"runtimeArgs\":[\"--eatmydata-runtime=crun\"]}}"
+        )),
+        "{after}"
+    );
+    assert!(
+        after.contains("\"nvidia\":{\"path\":\"nvidia-container-runtime\"}"),
+        "{after}"
+    );
+}

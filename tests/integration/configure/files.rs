@@ -1,0 +1,352 @@
+//! The rules for an engine's file: only eatmydata's keys change, and only
+//! once; the rest byte for byte, with its mode and owner; a backup; a dry
+//! run that writes nothing; a file it cannot parse left as it was; a
+//! missing file made with eatmydata's keys alone.
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt, chown, symlink};
+use std::path::Path;
+
+use similar::{ChangeTag, TextDiff};
+
+use super::{DAEMON_JSON, RUNTIME, configure, configure_ok, containerd_config, containers_conf};
+use crate::common::TempDir;
+
+/// The lines `new` lost from `old`, and those it gained.
+fn changes(old: &str, new: &str) -> (Vec<String>, Vec<String>) {
+    let diff = TextDiff::from_lines(old, new);
+    let pick = |tag| {
+        diff.iter_all_changes()
+            .filter(|change| change.tag() == tag)
+            .map(|change| change.value().trim_end_matches('\n').to_owned())
+            .collect()
+    };
+    (pick(ChangeTag::Delete), pick(ChangeTag::Insert))
+}
+
+/// Registers with `--default` into `file` holding `theirs` (mode 0640,
+/// owned by 1234:1234), twice, and checks what every file must: the backup
+/// is the old file, mode and owner stay, the second run changes nothing.
+/// The new text.
+fn registered_twice(
+    dir: &TempDir,
+    engine: &str,
+    file: &str,
+    theirs: &str,
+    extra: &[&str],
+) -> String {
+    let path = dir.join(file);
+    fs::write(&path, theirs).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+    chown(&path, Some(1234), Some(1234)).unwrap();
+    let config = path.to_str().unwrap();
+    let mut args = vec![
+        engine,
+        "--default",
+        "--config",
+        config,
+        "--runtime-path",
+        RUNTIME,
+    ];
+    args.extend(extra);
+    let said = configure_ok(dir.path(), &args);
+    let backup = dir.join(format!("{file}.bak-eatmydata"));
+    assert!(said.contains(&format!("{}", backup.display())), "{said}");
+    assert!(said.contains("Next: "), "{said}");
+    assert_eq!(fs::read_to_string(&backup).unwrap(), theirs);
+    let new = fs::read_to_string(&path).unwrap();
+    assert_ne!(new, theirs);
+    let meta = fs::metadata(&path).unwrap();
+    assert_eq!(
+        (meta.mode() & 0o7777, meta.uid(), meta.gid()),
+        (0o640, 1234, 1234)
+    );
+    // Nothing else is left in the folder: no temporary file.
+    let mut names: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name != "eatmydata-runtime")
+        .collect();
+    names.sort();
+    assert_eq!(names, [file.to_owned(), format!("{file}.bak-eatmydata")]);
+
+    fs::write(&backup, "the first backup").unwrap();
+    let again = configure_ok(dir.path(), &args);
+    assert!(again.contains("nothing changed"), "{again}");
+    assert_eq!(fs::read_to_string(&path).unwrap(), new);
+    assert_eq!(fs::read_to_string(&backup).unwrap(), "the first backup");
+    new
+}
+
+#[test]
+fn containerds_config_keeps_every_byte_not_its_own() {
+    let dir = TempDir::new("configure-containerd");
+    let theirs = containerd_config();
+    let new = registered_twice(&dir, "containerd", "config.toml", &theirs, &[]);
+    let (lost, gained) = changes(&theirs, &new);
+    assert_eq!(lost, ["      default_runtime_name = \"runc\""]);
+    let runtimes = "plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.eatmydata";
+    assert_eq!(
+        gained,
+        [
+            "      default_runtime_name = \"eatmydata\"",
+            &format!("        [{runtimes}]"),
+            "          runtime_type = \"io.containerd.runc.v2\"",
+            "",
+            &format!("          [{runtimes}.options]"),
+            // runc's own option, which the kubelet needs the same.
+            "            SystemdCgroup = true",
+            &format!("            BinaryName = \"{RUNTIME}\""),
+            "",
+        ]
+    );
+}
+
+#[test]
+fn podmans_containers_conf_keeps_every_byte_not_its_own() {
+    let dir = TempDir::new("configure-podman");
+    let theirs = containers_conf();
+    let real = ["--real-runtime", "crun"];
+    let new = registered_twice(&dir, "podman", "containers.conf", &theirs, &real);
+    let (lost, gained) = changes(&theirs, &new);
+    assert_eq!(lost, ["env = [\"http_proxy=http://proxy.example:3128\"]"]);
+    assert_eq!(
+        gained,
+        [
+            "env = [\"http_proxy=http://proxy.example:3128\", \"EATMYDATA_RUNTIME=crun\"]",
+            "runtime = \"eatmydata\"",
+            &format!("eatmydata = [\"{RUNTIME}\"]"),
+        ]
+    );
+}
+
+#[test]
+fn dockers_daemon_json_keeps_every_key_not_its_own_in_order() {
+    let dir = TempDir::new("configure-docker");
+    let real = ["--real-runtime", "crun"];
+    let new = registered_twice(&dir, "docker", "daemon.json", DAEMON_JSON, &real);
+    // JSON has no comments; each key of the user's keeps its value, its
+    // place and its lines, but for the commas JSON puts between entries.
+    let (lost, gained) = changes(DAEMON_JSON, &new);
+    assert_eq!(lost, ["    \"storage-driver\": \"overlay2\""]);
+    assert_eq!(
+        gained,
+        [
+            "        },",
+            "        \"eatmydata\": {",
+            &format!("            \"path\": \"{RUNTIME}\","),
+            "            \"runtimeArgs\": [",
+            "                \"--eatmydata-runtime=crun\"",
+            "            ]",
+            // (the old closing brace of nvidia's entry closes ours)
+            "    \"storage-driver\": \"overlay2\",",
+            "    \"default-runtime\": \"eatmydata\"",
+        ]
+    );
+}
+
+/// For each engine, a file it cannot parse, and the same file put right.
+const BROKEN: [(&str, &str, &str); 4] = [
+    (
+        "docker",
+        "{\n    \"log-driver\": \"json-file\",\n}\n",
+        "{\n    \"log-driver\": \"json-file\"\n}\n",
+    ),
+    (
+        "podman",
+        "[engine\nruntime = \"crun\"\n",
+        "[engine]\nruntime = \"crun\"\n",
+    ),
+    (
+        "containerd",
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"\ncontainerd = 1\n",
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n",
+    ),
+    (
+        "crio",
+        "[crio.runtime]\ndefault_runtime = crun\n",
+        "[crio.runtime]\ndefault_runtime = \"crun\"\n",
+    ),
+];
+
+#[test]
+fn a_file_it_cannot_parse_is_left_byte_for_byte_with_status_65() {
+    for (engine, broken, right) in BROKEN {
+        let dir = TempDir::new("configure-broken");
+        let path = dir.join("config");
+        let config = path.to_str().unwrap();
+        let args = [
+            engine,
+            "--default",
+            "--config",
+            config,
+            "--runtime-path",
+            RUNTIME,
+        ];
+        fs::write(&path, broken).unwrap();
+        let refused = configure(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(65), "{engine}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("eatmydata: configure: cannot edit {config}: ")),
+            "{engine}: {stderr}"
+        );
+        assert!(stderr.contains("left as it was"), "{stderr}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), broken, "{engine}");
+        assert!(!dir.join("config.bak-eatmydata").exists());
+        // Control: the same file put right is edited.
+        fs::write(&path, right).unwrap();
+        configure_ok(dir.path(), &args);
+        assert_ne!(fs::read_to_string(&path).unwrap(), right, "{engine}");
+    }
+}
+
+#[test]
+fn a_dry_run_lists_the_change_and_writes_nothing() {
+    let dir = TempDir::new("configure-dry");
+    let path = dir.join("daemon.json");
+    fs::write(&path, DAEMON_JSON).unwrap();
+    let config = path.to_str().unwrap();
+    let said = configure_ok(dir.path(), &["docker", "--dry-run", "--config", config]);
+    assert!(said.contains(&format!("--- {config}\n")), "{said}");
+    assert!(said.contains("\n+        \"eatmydata\": {\n"), "{said}");
+    assert!(said.ends_with("Dry run: nothing written.\n"), "{said}");
+    assert_eq!(fs::read_to_string(&path).unwrap(), DAEMON_JSON);
+    assert!(!dir.join("daemon.json.bak-eatmydata").exists());
+    // A missing file and its folder are not made either, nor the link.
+    let missing = dir.join("etc/containerd/config.toml");
+    let config = missing.to_str().unwrap();
+    let said = configure_ok(dir.path(), &["containerd", "--dry-run", "--config", config]);
+    assert!(said.contains("+BinaryName = "), "{said}");
+    assert!(!dir.join("etc").exists());
+}
+
+#[test]
+fn a_missing_file_is_made_with_its_folder_and_eatmydatas_keys_alone() {
+    let made = |engine: &str| {
+        let dir = TempDir::new("configure-missing");
+        let path = dir.join("etc/engine/config");
+        let config = path.to_str().unwrap();
+        let said = configure_ok(
+            dir.path(),
+            &[engine, "--config", config, "--runtime-path", RUNTIME],
+        );
+        assert!(said.contains(&format!("Made {config}.")), "{said}");
+        assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o644);
+        fs::read_to_string(&path).unwrap()
+    };
+    assert_eq!(
+        made("docker"),
+        format!(
+            "{{\n    \"runtimes\": {{\n        \"eatmydata\": {{\n            \"path\": \"{RUNTIME}\"\n        }}\n    }}\n}}\n"
+        )
+    );
+    assert_eq!(
+        made("podman"),
+        format!("[engine.runtimes]\neatmydata = [\"{RUNTIME}\"]\n")
+    );
+    assert_eq!(
+        made("crio"),
+        format!(
+            "[crio.runtime.runtimes.eatmydata]\nruntime_path = \"{RUNTIME}\"\nruntime_type = \"oci\"\n"
+        )
+    );
+    let containerd = made("containerd");
+    assert!(containerd.starts_with("version = 2\n"), "{containerd}");
+}
+
+#[test]
+fn the_runtime_beside_the_command_is_made_as_a_link_when_missing() {
+    let dir = TempDir::new("configure-link");
+    let bin = dir.join("bin");
+    fs::create_dir(&bin).unwrap();
+    fs::copy(crate::common::command(), bin.join("eatmydata")).unwrap();
+    let elsewhere = dir.join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    symlink(bin.join("eatmydata"), elsewhere.join("eatmydata-runtime")).unwrap();
+    let config = dir.join("daemon.json");
+    let config = config.to_str().unwrap();
+    let beside = bin.join("eatmydata-runtime");
+    let dry = configure_ok(&elsewhere, &["docker", "--dry-run", "--config", config]);
+    assert!(
+        dry.contains(&format!(
+            "Would make {}, a link to eatmydata.",
+            beside.display()
+        )),
+        "{dry}"
+    );
+    assert!(beside.symlink_metadata().is_err());
+    let said = configure_ok(&elsewhere, &["docker", "--config", config]);
+    assert!(
+        said.contains(&format!("Made {}, a link to eatmydata.", beside.display())),
+        "{said}"
+    );
+    assert_eq!(fs::read_link(&beside).unwrap(), Path::new("eatmydata"));
+    let written = fs::read_to_string(config).unwrap();
+    assert!(
+        written.contains(&format!("\"path\": \"{}\"", beside.display())),
+        "{written}"
+    );
+    // The second time the link is there, and so is the file.
+    let again = configure_ok(&elsewhere, &["docker", "--config", config]);
+    assert!(!again.contains("a link to"), "{again}");
+    assert!(again.contains("nothing changed"), "{again}");
+}
+
+#[test]
+fn a_config_behind_a_link_is_edited_where_it_lives() {
+    let dir = TempDir::new("configure-behind");
+    fs::create_dir(dir.join("real")).unwrap();
+    fs::write(dir.join("real/daemon.json"), DAEMON_JSON).unwrap();
+    symlink("real/daemon.json", dir.join("daemon.json")).unwrap();
+    let config = dir.join("daemon.json");
+    configure_ok(
+        dir.path(),
+        &[
+            "docker",
+            "--config",
+            config.to_str().unwrap(),
+            "--runtime-path",
+            RUNTIME,
+        ],
+    );
+    assert_eq!(
+        fs::read_link(&config).unwrap(),
+        Path::new("real/daemon.json")
+    );
+    assert!(
+        fs::read_to_string(dir.join("real/daemon.json"))
+            .unwrap()
+            .contains(RUNTIME)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.join("real/daemon.json.bak-eatmydata")).unwrap(),
+        DAEMON_JSON
+    );
+}
+
+#[test]
+fn bad_usage_is_status_2_and_changes_nothing() {
+    let dir = TempDir::new("configure-usage");
+    let path = dir.join("config.toml");
+    fs::write(&path, "version = 2\n").unwrap();
+    let config = path.to_str().unwrap();
+    for args in [
+        &["kubelet", "--config", config][..],
+        &["containerd", "--real-runtime", "crun", "--config", config],
+        &[
+            "containerd",
+            "--runtime-path",
+            "eatmydata-runtime",
+            "--config",
+            config,
+        ],
+        &["containerd", "--config"],
+    ] {
+        let output = configure(dir.path(), args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.starts_with("eatmydata: configure: "), "{stderr}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "version = 2\n");
+    }
+}

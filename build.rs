@@ -1,14 +1,24 @@
 //! Builds the C shim that holds libeatmydata.so's hooks (the Rust
 //! trampolines in `src/preload/hooks.rs` export them), and names the
-//! libraries the shim needs.
+//! libraries the shim needs; for the command, builds the copy of the
+//! library it carries (`build/embed.rs`).
+
+#[path = "build/embed.rs"]
+mod embed;
 
 fn main() {
+    embed::library();
+    shim();
+}
+
+fn shim() {
     let sources = [
         "src/preload/c/shim.c",
         "src/preload/c/aio.c",
         "src/preload/c/uring.c",
     ];
     println!("cargo:rerun-if-changed=src/preload/c");
+    println!("cargo:rerun-if-changed=build");
 
     cc::Build::new()
         .files(sources)

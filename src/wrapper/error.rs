@@ -16,6 +16,9 @@ pub enum Error {
         looked: Vec<PathBuf>,
         from_override: bool,
     },
+    /// The library this command carries could be written out nowhere:
+    /// each place tried, and why it was passed over.
+    LibraryUnwritable(Vec<(PathBuf, String)>),
     /// The library's path cannot stand in `LD_PRELOAD`.
     LibraryPath(PathBuf),
     /// The command is nowhere in `PATH`, or its path names nothing.
@@ -39,6 +42,7 @@ impl Error {
         match self {
             Error::Usage(_) => 2,
             Error::LibraryMissing { .. }
+            | Error::LibraryUnwritable(_)
             | Error::LibraryPath(_)
             | Error::Seccomp(_)
             | Error::Report(_)
@@ -87,10 +91,24 @@ impl fmt::Display for Error {
                 }
                 write!(
                     f,
-                    "\nThe command needs the library installed with it (cargo install \
-                     installs the command alone): install the libeatmydata1 package, or \
-                     run scripts/install.sh from the source, or set EATMYDATA_LIBRARY to \
-                     its path."
+                    "\nThis command was built without the library inside it \
+                     (EATMYDATA_EMBED=0) and needs one installed with it: install the \
+                     libeatmydata1 package, or run scripts/install.sh from the source, or \
+                     set EATMYDATA_LIBRARY to its path."
+                )
+            }
+            Error::LibraryUnwritable(refused) => {
+                write!(
+                    f,
+                    "cannot write out the library this command carries; tried:"
+                )?;
+                for (place, why) in refused {
+                    write!(f, "\n  {}: {why}", place.display())?;
+                }
+                write!(
+                    f,
+                    "\nSet TMPDIR to a folder it can write to and load from, or \
+                     EATMYDATA_LIBRARY to a copy of libeatmydata.so."
                 )
             }
             Error::LibraryPath(path) => write!(

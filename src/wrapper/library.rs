@@ -1,12 +1,16 @@
-//! Where libeatmydata.so is, found without configuration.
+//! Where libeatmydata.so comes from, in one place: for the command, and
+//! for the OCI runtime that mounts it into containers.
 //!
-//! In order: where `EATMYDATA_LIBRARY` says; next to this program's real
-//! path, so that a link to it from anywhere works and so does a build tree
-//! (`target/release/`); in the install layout, `PREFIX/lib/eatmydata/`
-//! beside `PREFIX/bin/`; in Debian's layout, `/usr/lib/<multiarch>/`
-//! beside `/usr/bin/`, where the `libeatmydata1` package puts it. Never in
-//! a fixed system folder: a copy of the command elsewhere could pick up
-//! another libeatmydata there (Debian's original) without a word.
+//! In order: where `EATMYDATA_LIBRARY` says; an installed copy, next to
+//! this program's real path, so that a link to it from anywhere works and
+//! so does a build tree (`target/release/`); in the install layout,
+//! `PREFIX/lib/eatmydata/` beside `PREFIX/bin/`; in Debian's layout,
+//! `/usr/lib/<multiarch>/` beside `/usr/bin/`, where the `libeatmydata1`
+//! package puts it. Never in a fixed system folder: a copy of the command
+//! elsewhere could pick up another libeatmydata there (Debian's original)
+//! without a word. Last, the copy this command carries, written out once
+//! per content ([`embedded`]): so the command alone, as `cargo install`
+//! leaves it or copied into an image, is enough.
 //!
 //! This program's real path comes from `/proc/self/exe`; where `/proc` is
 //! not mounted (a minimal container or chroot), from the path it was
@@ -18,6 +22,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
+
+pub mod embedded;
 
 pub const FILE_NAME: &str = "libeatmydata.so";
 pub const OVERRIDE: &str = crate::protocol::LIBRARY;
@@ -71,7 +77,6 @@ pub enum Source {
     Installed,
     /// The copy embedded in the command, written out by this run
     /// (`written`) or found already written by an earlier one.
-    #[allow(dead_code)] // constructed once the embedded copy lands
     Embedded { written: bool },
 }
 
@@ -117,10 +122,28 @@ pub fn locate() -> Result<Located, Error> {
             });
         }
     }
-    Err(Error::LibraryMissing {
-        looked,
-        from_override: false,
-    })
+    if !embedded::carried() {
+        return Err(Error::LibraryMissing {
+            looked,
+            from_override: false,
+        });
+    }
+    match embedded::write_out() {
+        Ok((path, written)) => Ok(Located {
+            path,
+            source: Source::Embedded { written },
+        }),
+        Err(refused) => Err(Error::LibraryUnwritable(refused)),
+    }
+}
+
+/// The line `--version` gives about the library this command carries.
+pub fn carried_line() -> String {
+    if embedded::carried() {
+        format!("library: embedded, sha256 {}", embedded::SHA256)
+    } else {
+        "library: not embedded (built with EATMYDATA_EMBED=0): needs an installed one".into()
+    }
 }
 
 /// This program's real file, whatever link it was run through.

@@ -84,6 +84,7 @@ fn run(argv: Vec<std::ffi::OsString>) -> Result<std::ffi::c_int, Error> {
         }
         Action::Version => {
             println!("eatmydata {}", env!("CARGO_PKG_VERSION"));
+            println!("{}", library::carried_line());
             return Ok(0);
         }
         Action::PrintLibrary => {

@@ -1,0 +1,122 @@
+//! The command alone, as `cargo install` leaves it or an image copies it:
+//! it writes out the library it carries, safely, once per content, where
+//! every program it starts can load it.
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::{Outcome, Run, TempDir, command, probe};
+
+mod planted; // a link, someone else's file, other bytes, someone else's folder: never used
+mod unwritable; // read-only, full, noexec places: exit 125, and why each was passed over
+
+/// A copy of the command alone in `dir/bin`, no library anywhere near it.
+pub fn lonely(dir: &TempDir) -> PathBuf {
+    let path = dir.join("bin/eatmydata");
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::copy(command(), &path).unwrap();
+    path
+}
+
+/// The SHA-256 the command's `--version` gives for the library it carries.
+pub fn carried_hash() -> String {
+    let output = Command::new(command()).arg("--version").output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let hash = text
+        .lines()
+        .find_map(|line| line.strip_prefix("library: embedded, sha256 "))
+        .unwrap_or_else(|| panic!("--version names no embedded library: {text}"));
+    assert_eq!(hash.len(), 64, "{text}");
+    hash.to_owned()
+}
+
+/// The file the command writes its library to, in `place` (run as root).
+pub fn written_in(place: &Path) -> PathBuf {
+    let hash = carried_hash();
+    place.join(format!("eatmydata-0/libeatmydata-{}.so", &hash[..16]))
+}
+
+/// A place (a `TMPDIR`) of the test's own, mode 0755 as `/tmp`'s parents are.
+pub fn place(dir: &TempDir) -> PathBuf {
+    let place = dir.join("tmp");
+    fs::create_dir_all(&place).unwrap();
+    fs::set_permissions(&place, fs::Permissions::from_mode(0o755)).unwrap();
+    place
+}
+
+/// `eatmydata -v sync_calls FILE` by the command at `eatmydata`, with
+/// `TMPDIR` at `place`, under strace; asserts its fsync was eaten.
+pub fn eats_with(eatmydata: &Path, place: &Path, data: &Path) -> Outcome {
+    let eaten = Run::new(eatmydata)
+        .arg("-v")
+        .arg(probe("sync_calls", &[]))
+        .arg(data)
+        .env("TMPDIR", place)
+        .trace(&["fsync"])
+        .run()
+        .success();
+    assert!(eaten.calls_of("fsync").is_empty(), "{:?}", eaten.calls);
+    eaten
+}
+
+/// The control: `sync_calls` alone makes its fsync.
+pub fn fsyncs_alone(data: &Path) {
+    let plain = Run::new(probe("sync_calls", &[]))
+        .arg(data)
+        .trace(&["fsync"])
+        .run()
+        .success();
+    assert_eq!(plain.calls_of("fsync").len(), 1, "{:?}", plain.calls);
+}
+
+#[test]
+fn written_once_per_content_readable_by_all() {
+    let dir = TempDir::new("written-once");
+    let (place, eatmydata) = (place(&dir), lonely(&dir));
+    let path = written_in(&place);
+    // Under a umask that would keep every other user out.
+    let run = || {
+        Run::new("sh")
+            .args(["-c", "umask 077; exec \"$0\" -v true"])
+            .arg(&eatmydata)
+            .env("TMPDIR", &place)
+            .run()
+            .success()
+    };
+    let first = run();
+    assert_eq!(
+        first.stderr(),
+        format!(
+            "eatmydata: running /usr/bin/true with {} preloaded (the copy embedded in \
+             eatmydata, written out now)\n",
+            path.display()
+        )
+    );
+    let meta = fs::metadata(&path).unwrap();
+    assert_eq!((meta.uid(), meta.mode() & 0o7777), (0, 0o644));
+    let folder = fs::metadata(path.parent().unwrap()).unwrap();
+    assert_eq!((folder.uid(), folder.mode() & 0o7777), (0, 0o755));
+    // Another user (a server that dropped to its own) can read it all.
+    let read = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "cat"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(read.stdout, fs::read(&path).unwrap());
+
+    let second = run();
+    assert!(
+        second
+            .stderr()
+            .ends_with("preloaded (the copy embedded in eatmydata)\n"),
+        "{}",
+        second.stderr()
+    );
+    assert_eq!(
+        fs::metadata(&path).unwrap().ino(),
+        meta.ino(),
+        "written again"
+    );
+}

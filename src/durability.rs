@@ -148,6 +148,11 @@ pub fn disk_fs_magic(magic: i64) -> bool {
     DISK_FILE_SYSTEMS.iter().any(|&(_, known)| known == magic)
 }
 
+/// Which opens may lose a sync or direct flag: those the kernel would
+/// accept as asked.
+#[path = "durability/open.rs"]
+pub mod open;
+
 /// io_uring submission entries: what one becomes under eatmydata.
 #[path = "durability/sqe.rs"]
 pub mod sqe;

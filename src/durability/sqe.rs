@@ -3,6 +3,8 @@
 //! whose first 64 bytes every entry size shares; the tests check each
 //! opcode and offset against the system's header.
 
+use super::open::{self, Open, OpenHow};
+
 /// The bytes of an entry read here (a 128-byte entry's second half is
 /// never touched).
 pub const SIZE: usize = 64;
@@ -65,11 +67,14 @@ pub enum Rewrite {
     Nop,
     /// The op's flags word (`OP_FLAGS`) becomes this value.
     OpFlags(u32),
-    /// An `OPENAT2`: the `flags` (the first u64) of the `struct
-    /// open_how` at this address, in the submitter's memory, lose the
-    /// dropped open flags ([`open_how_flags`]). The kernel copies it
-    /// at submission.
-    OpenHow(u64),
+    /// An `OPENAT2`, whose `struct open_how` of `size` bytes at
+    /// `address` in the submitter's memory the submitter reads and hands
+    /// to [`openat2`], which says what the entry becomes. The struct
+    /// itself is never written: it is the program's.
+    OpenHow { address: u64, size: u32 },
+    /// An `OPENAT2` asked again as the `OPENAT` entry that opens the same
+    /// way: these flags (the dropped ones gone) and mode, in the entry.
+    Openat { flags: u32, mode: u32 },
 }
 
 fn u32_at(entry: &[u8; SIZE], at: usize) -> u32 {
@@ -136,8 +141,14 @@ pub fn rewrite(
         OP_WRITE | OP_WRITEV | OP_WRITE_FIXED | OP_WRITEV_FIXED => {
             changed(op_flags, super::WRITE_SYNC as u32)
         }
-        OP_OPENAT => changed(op_flags, dropped),
-        OP_OPENAT2 => Rewrite::OpenHow(u64_at(entry, OFF)),
+        OP_OPENAT => {
+            let kept = open::kept_flags(Open::Flags(op_flags), dropped as i32);
+            changed(op_flags, op_flags & !kept as u32)
+        }
+        OP_OPENAT2 => Rewrite::OpenHow {
+            address: u64_at(entry, OFF),
+            size: u32_at(entry, LEN),
+        },
         _ => Rewrite::Keep,
     }
 }
@@ -168,10 +179,12 @@ fn changed(flags: u32, dropped: u32) -> Rewrite {
     }
 }
 
-/// `entry` as [`rewrite`] said, for `Nop` and `OpFlags`; `Keep` and
-/// `OpenHow` leave it as it is. A NOP keeps `flags`, `fd` (unused),
-/// `user_data` and `personality`, and clears the rest, which a NOP
-/// would otherwise read (`nop_flags`, `len`).
+/// `entry` as [`rewrite`] or [`openat2`] said; `Keep` and `OpenHow`
+/// leave it as it is. A NOP keeps `flags`, `fd` (unused), `user_data`
+/// and `personality`, and clears the rest, which a NOP would otherwise
+/// read (`nop_flags`, `len`). An `OPENAT` made of an `OPENAT2` keeps
+/// everything but the opcode, its flags, its mode (in `len`) and the
+/// how's address (`off`, which `OPENAT` does not read), cleared.
 pub fn apply(entry: &mut [u8; SIZE], rewrite: Rewrite) {
     match rewrite {
         Rewrite::Nop => {
@@ -187,222 +200,59 @@ pub fn apply(entry: &mut [u8; SIZE], rewrite: Rewrite) {
         Rewrite::OpFlags(flags) => {
             entry[OP_FLAGS..OP_FLAGS + 4].copy_from_slice(&flags.to_ne_bytes());
         }
-        Rewrite::Keep | Rewrite::OpenHow(_) => {}
+        Rewrite::Openat { flags, mode } => {
+            entry[OPCODE] = OP_OPENAT;
+            entry[OFF..OFF + 8].copy_from_slice(&[0; 8]);
+            entry[LEN..LEN + 4].copy_from_slice(&mode.to_ne_bytes());
+            entry[OP_FLAGS..OP_FLAGS + 4].copy_from_slice(&flags.to_ne_bytes());
+        }
+        Rewrite::Keep | Rewrite::OpenHow { .. } => {}
     }
 }
 
-/// The `open_how.flags` an `OPENAT2` entry's how gets, if it changes.
-pub fn open_how_flags(flags: u64, dropped: u32) -> Option<u64> {
-    let dropped = u64::from(dropped);
-    (flags & dropped != 0).then_some(flags & !dropped)
+/// What an `OPENAT2` entry becomes, given its `open_how` as the kernel
+/// would read it (`None`: it cannot, or refuses its size or a tail that
+/// is not zero; see [`how_of`]). Only an open the kernel would accept
+/// as asked loses its flags ([`open::kept_flags`]), and only as an
+/// `OPENAT` entry, when one opens the same way: no resolve flags (which
+/// only `OPENAT2` carries). The program's struct is never changed; an
+/// entry with resolve flags keeps its sync flags (the worst is a flush).
+pub fn openat2(how: Option<OpenHow>, dropped: u32) -> Rewrite {
+    let Some(how) = how.filter(|how| how.resolve == 0) else {
+        return Rewrite::Keep;
+    };
+    let kept = open::kept_flags(Open::How(how), dropped as i32);
+    if kept == how.flags {
+        return Rewrite::Keep;
+    }
+    // Accepted: the flags fit in 32 bits, and the mode in 12.
+    Rewrite::Openat {
+        flags: kept as u32,
+        mode: how.mode as u32,
+    }
+}
+
+/// The `open_how` in `bytes` (what the submitter read of the `size` it
+/// was given, at most a page) as the kernel reads it: `None` when the
+/// kernel would refuse the size, or the tail past its first version is
+/// not zero (E2BIG), or fewer bytes could be read.
+pub fn how_of(bytes: &[u8], size: u64) -> Option<OpenHow> {
+    let size = usize::try_from(size).ok()?;
+    let bytes = bytes.get(..size)?;
+    let word = |i: usize| {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(bytes.get(i * 8..i * 8 + 8)?);
+        Some(u64::from_ne_bytes(word))
+    };
+    let tail = bytes.get(open::HOW_SIZE_VER0 as usize..)?;
+    (open::how_size_accepted(size as u64) && tail.iter().all(|&byte| byte == 0)).then_some(())?;
+    Some(OpenHow {
+        flags: word(0)?,
+        mode: word(1)?,
+        resolve: word(2)?,
+    })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::{dropped_open_flags, sqe};
-    use super::{Rewrite, Target};
-
-    fn entry(opcode: u8) -> [u8; sqe::SIZE] {
-        let mut entry = [0; sqe::SIZE];
-        entry[sqe::OPCODE] = opcode;
-        entry[sqe::FD..sqe::FD + 4].copy_from_slice(&7i32.to_ne_bytes());
-        entry[sqe::USER_DATA..sqe::USER_DATA + 8].copy_from_slice(&0xfeed_u64.to_ne_bytes());
-        entry
-    }
-
-    fn set_u32(entry: &mut [u8; sqe::SIZE], at: usize, value: u32) {
-        entry[at..at + 4].copy_from_slice(&value.to_ne_bytes());
-    }
-
-    const DROPPED: u32 = dropped_open_flags(false) as u32;
-
-    #[test]
-    fn a_sync_entry_on_a_disk_becomes_a_nop_keeping_its_chain() {
-        let mut fsync = entry(sqe::OP_FSYNC);
-        fsync[sqe::FLAGS] = 1 << 2; // IOSQE_IO_LINK
-        set_u32(&mut fsync, sqe::OP_FLAGS, 1); // IORING_FSYNC_DATASYNC
-        set_u32(&mut fsync, sqe::LEN, 4096);
-        let mut asked = None;
-        let rewrite = sqe::rewrite(&fsync, DROPPED, |target| {
-            asked = Some(target);
-            true
-        });
-        assert_eq!(asked, Some(Target::Fd(7)));
-        assert_eq!(rewrite, Rewrite::Nop);
-        let mut nop = fsync;
-        sqe::apply(&mut nop, rewrite);
-        let mut expected = entry(sqe::OP_NOP);
-        expected[sqe::FLAGS] = 1 << 2;
-        assert_eq!(nop, expected);
-    }
-
-    #[test]
-    fn a_sync_entry_the_kernel_would_refuse_or_not_on_a_disk_is_kept() {
-        let on_disk = |_| true;
-        let fsync = entry(sqe::OP_FSYNC);
-        assert_eq!(sqe::rewrite(&fsync, DROPPED, |_| false), Rewrite::Keep);
-        let mut unknown_flags = fsync;
-        set_u32(&mut unknown_flags, sqe::OP_FLAGS, 2);
-        assert_eq!(
-            sqe::rewrite(&unknown_flags, DROPPED, on_disk),
-            Rewrite::Keep
-        );
-        let mut addr = fsync;
-        addr[sqe::ADDR] = 1;
-        assert_eq!(sqe::rewrite(&addr, DROPPED, on_disk), Rewrite::Keep);
-        let mut buffer_select = fsync;
-        buffer_select[sqe::FLAGS] = 1 << 5;
-        assert_eq!(
-            sqe::rewrite(&buffer_select, DROPPED, on_disk),
-            Rewrite::Keep
-        );
-        let mut ioprio = fsync;
-        ioprio[sqe::IOPRIO] = 1;
-        assert_eq!(sqe::rewrite(&ioprio, DROPPED, on_disk), Rewrite::Keep);
-        let mut range = entry(sqe::OP_SYNC_FILE_RANGE);
-        set_u32(&mut range, sqe::OP_FLAGS, 8);
-        assert_eq!(sqe::rewrite(&range, DROPPED, on_disk), Rewrite::Keep);
-        set_u32(&mut range, sqe::OP_FLAGS, libc::SYNC_FILE_RANGE_WRITE);
-        assert_eq!(sqe::rewrite(&range, DROPPED, on_disk), Rewrite::Nop);
-        range[sqe::OFF + 7] = 0x80; // a negative offset
-        assert_eq!(sqe::rewrite(&range, DROPPED, on_disk), Rewrite::Keep);
-    }
-
-    #[test]
-    fn a_fixed_file_is_asked_by_its_slot() {
-        let mut fsync = entry(sqe::OP_FSYNC);
-        fsync[sqe::FLAGS] = sqe::FIXED_FILE;
-        let mut asked = None;
-        sqe::rewrite(&fsync, DROPPED, |target| {
-            asked = Some(target);
-            false
-        });
-        assert_eq!(asked, Some(Target::Fixed(7)));
-    }
-
-    #[test]
-    fn writes_and_opens_lose_their_sync_flags_only() {
-        let mut write = entry(sqe::OP_WRITE);
-        let rwf = (libc::RWF_DSYNC | libc::RWF_NOWAIT) as u32;
-        set_u32(&mut write, sqe::OP_FLAGS, rwf);
-        let rewrite = sqe::rewrite(&write, DROPPED, |_| unreachable!());
-        assert_eq!(rewrite, Rewrite::OpFlags(libc::RWF_NOWAIT as u32));
-        sqe::apply(&mut write, rewrite);
-        assert_eq!(
-            write[sqe::OP_FLAGS..sqe::OP_FLAGS + 4],
-            (libc::RWF_NOWAIT as u32).to_ne_bytes()
-        );
-        let plain = entry(sqe::OP_WRITEV);
-        assert_eq!(sqe::rewrite(&plain, DROPPED, |_| false), Rewrite::Keep);
-        let mut open = entry(sqe::OP_OPENAT);
-        set_u32(
-            &mut open,
-            sqe::OP_FLAGS,
-            (libc::O_CREAT | libc::O_SYNC) as u32,
-        );
-        assert_eq!(
-            sqe::rewrite(&open, DROPPED, |_| false),
-            Rewrite::OpFlags(libc::O_CREAT as u32)
-        );
-        let mut open2 = entry(sqe::OP_OPENAT2);
-        open2[sqe::OFF..sqe::OFF + 8].copy_from_slice(&0x1000_u64.to_ne_bytes());
-        assert_eq!(
-            sqe::rewrite(&open2, DROPPED, |_| false),
-            Rewrite::OpenHow(0x1000)
-        );
-        let how = (libc::O_RDWR | libc::O_DSYNC) as u64;
-        assert_eq!(sqe::open_how_flags(how, DROPPED), Some(libc::O_RDWR as u64));
-        assert_eq!(sqe::open_how_flags(libc::O_RDWR as u64, DROPPED), None);
-        assert_eq!(
-            sqe::rewrite(&entry(sqe::OP_NOP), DROPPED, |_| true),
-            Rewrite::Keep
-        );
-        // Every opcode rewrite may change is one may_rewrite names.
-        for opcode in 0..=u8::MAX {
-            let mut any = entry(opcode);
-            set_u32(&mut any, sqe::OP_FLAGS, u32::MAX);
-            if sqe::rewrite(&any, DROPPED, |_| true) != Rewrite::Keep {
-                assert!(sqe::may_rewrite(opcode), "{opcode}");
-            }
-        }
-        assert!(!sqe::may_rewrite(sqe::OP_NOP));
-    }
-
-    /// The opcodes and entry offsets used here, as the kernel's header
-    /// (`linux/io_uring.h`, from the system's headers) has them.
-    #[test]
-    fn opcodes_and_offsets_are_the_kernel_headers() {
-        use std::process::Command;
-        let dir = std::env::temp_dir().join(format!(
-            "eatmydata-sqe-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let source = dir.join("sqe.c");
-        let fields = [
-            ("opcode", sqe::OPCODE),
-            ("flags", sqe::FLAGS),
-            ("ioprio", sqe::IOPRIO),
-            ("fd", sqe::FD),
-            ("addr2", sqe::OFF),
-            ("addr", sqe::ADDR),
-            ("len", sqe::LEN),
-            ("rw_flags", sqe::OP_FLAGS),
-            ("fsync_flags", sqe::OP_FLAGS),
-            ("open_flags", sqe::OP_FLAGS),
-            ("sync_range_flags", sqe::OP_FLAGS),
-            ("user_data", sqe::USER_DATA),
-            ("buf_index", sqe::BUF_INDEX),
-            ("personality", sqe::PERSONALITY),
-            ("splice_fd_in", sqe::SPLICE_FD_IN),
-            ("addr3", sqe::ADDR3),
-        ];
-        let ops = [
-            ("IORING_OP_NOP", sqe::OP_NOP),
-            ("IORING_OP_WRITEV", sqe::OP_WRITEV),
-            ("IORING_OP_FSYNC", sqe::OP_FSYNC),
-            ("IORING_OP_WRITE_FIXED", sqe::OP_WRITE_FIXED),
-            ("IORING_OP_SYNC_FILE_RANGE", sqe::OP_SYNC_FILE_RANGE),
-            ("IORING_OP_OPENAT", sqe::OP_OPENAT),
-            ("IORING_OP_WRITE", sqe::OP_WRITE),
-            ("IORING_OP_OPENAT2", sqe::OP_OPENAT2),
-        ];
-        let mut program = String::from(
-            "#include <stddef.h>\n#include <stdio.h>\n#include <linux/io_uring.h>\n\
-             int main(void) {\n",
-        );
-        for (field, _) in fields {
-            program += &format!("printf(\"%zu \", offsetof(struct io_uring_sqe, {field}));\n");
-        }
-        for (op, _) in ops {
-            program += &format!("printf(\"%d \", {op});\n");
-        }
-        program += "printf(\"%d %d\", IOSQE_FIXED_FILE, IORING_FSYNC_DATASYNC);\n";
-        program +=
-            "#ifdef IORING_OP_WRITEV_FIXED\nprintf(\" %d\", IORING_OP_WRITEV_FIXED);\n#endif\n";
-        program += "return 0; }\n";
-        std::fs::write(&source, program).unwrap();
-        let binary = dir.join("sqe");
-        let built = Command::new("cc")
-            .arg("-o")
-            .arg(&binary)
-            .arg(&source)
-            .status();
-        assert!(built.unwrap().success(), "cc");
-        let output = Command::new(&binary).output().unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
-        let mut ours: Vec<String> = fields.iter().map(|(_, at)| at.to_string()).collect();
-        ours.extend(ops.iter().map(|(_, op)| op.to_string()));
-        ours.push(format!("{} 1", sqe::FIXED_FILE));
-        let headers = String::from_utf8_lossy(&output.stdout).to_string();
-        let ours = ours.join(" ");
-        // A header new enough to name WRITEV_FIXED must agree on it too.
-        let expected = match headers.strip_prefix(&ours) {
-            Some("") => ours.clone(),
-            Some(_) => format!("{ours} {}", sqe::OP_WRITEV_FIXED),
-            None => ours.clone(),
-        };
-        assert_eq!(headers.trim(), expected);
-    }
-}
+#[path = "sqe/tests.rs"]
+mod tests;

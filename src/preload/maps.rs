@@ -1,7 +1,5 @@
 //! Which file system a mapping's file is on, from `/proc/self/maps`, for
-//! `--sync-at-exit` to record a skipped `msync(2)` where it belongs; and
-//! whether memory is the process's own (a private mapping), for io_uring's
-//! `OPENAT2`, whose `open_how` is written only there.
+//! `--sync-at-exit` to record a skipped `msync(2)` where it belongs.
 //!
 //! The file is read with the library's own system calls into a buffer on the
 //! stack, a line at a time; only a line's first fields are kept (`START-END
@@ -24,27 +22,6 @@ pub enum Mapping {
 /// when it cannot be told.
 pub fn of(address: usize) -> Option<(Mapping, u64)> {
     find(|line| mapping_in(line, address))
-}
-
-/// Whether the `len` bytes at `address` lie in one private mapping
-/// (`MAP_PRIVATE`), where a write changes this process's memory only, not
-/// a file or memory shared with another process.
-pub fn private(address: usize, len: usize) -> bool {
-    let end = (address as u64).saturating_add(len as u64);
-    find(|line| privacy_in(line, address)).is_some_and(|(private, ends)| private && end <= ends)
-}
-
-/// Whether the mapping a line describes is private, and its end, if it
-/// holds `address`.
-pub fn privacy_in(line: &[u8], address: usize) -> Option<(bool, u64)> {
-    let mut fields = line.split(|&b| b == b' ').filter(|f| !f.is_empty());
-    let mut range = fields.next()?.split(|&b| b == b'-');
-    let start = number(range.next()?, 16)?;
-    let end = number(range.next()?, 16)?;
-    let perms = fields.next()?;
-    (start..end)
-        .contains(&(address as u64))
-        .then(|| (perms.get(3) == Some(&b'p'), end))
 }
 
 /// The first answer `found` gives for a line of `/proc/self/maps`.
@@ -130,22 +107,6 @@ mod tests {
         assert_eq!(mapping_in(b"zz-10 rw-s 0 07:1f 12", 1), None);
         assert_eq!(mapping_in(b"0-10 rw-s 0 07:1f", 1), None);
         assert_eq!(mapping_in(b"0-10 rw-s 0 7x:1f 12", 1), None);
-    }
-
-    #[test]
-    fn private_mappings_are_told_from_shared_ones() {
-        assert_eq!(
-            privacy_in(FILE, 0x7f12a0000010),
-            Some((false, 0x7f12a0100000))
-        );
-        assert_eq!(
-            privacy_in(ANONYMOUS, 0x7f12b0000010),
-            Some((true, 0x7f12b0001000))
-        );
-        assert_eq!(privacy_in(ANONYMOUS, 0x7f12b0001000), None);
-        let on_stack = 0u64;
-        assert!(private(&raw const on_stack as usize, 8));
-        assert!(!private(0, 8));
     }
 
     #[test]

@@ -5,12 +5,14 @@
 //! dropped. `O_DIRECT` is dropped too unless `EATMYDATA_KEEP_DIRECT` is set:
 //! a database that writes its log with direct I/O (MariaDB, say) waits for
 //! the device on each commit even when it never calls fsync. Every other bit,
-//! and the path and mode, pass through unchanged.
+//! and the path and mode, pass through unchanged; and an open the kernel
+//! would refuse as asked (`openat2` with `O_PATH|O_SYNC`, say) keeps its
+//! flags, to be refused as without eatmydata (`durability::open`).
 
 use core::ffi::{c_int, c_long};
-use core::mem;
 
 use crate::caller::copy_from_caller;
+use crate::durability::open::{Open, OpenHow};
 use crate::kernel::raw;
 use crate::report::{Skip, counted};
 use crate::{durability, flush, policy};
@@ -25,20 +27,35 @@ pub const fn without_direct(flags: c_int) -> c_int {
     flags & !libc::O_DIRECT
 }
 
-/// The flags an open (`open`, `openat`, `openat2`, the fortified
-/// `__open_2` family) goes on with, under this process's policy: the one
-/// decision for every way of opening. The switches are read once: this runs
-/// on every open a program makes.
+/// The flags an open (`open`, `openat`, the fortified `__open_2` family)
+/// goes on with, under this process's policy: [`kept`] of its flags.
 #[inline]
 pub fn kept_open_flags(flags: c_int) -> c_int {
+    kept(Open::Flags(flags as u32)) as c_int
+}
+
+/// The flags an open of any kind goes on with: the one decision for every
+/// way of opening. The dropped flags go only from an open the kernel would
+/// accept as asked (`durability::open`); one it refuses keeps them, and
+/// is refused as without eatmydata. The switches are read once: this runs
+/// on every open a program makes.
+#[inline]
+fn kept(open: Open) -> u64 {
+    let asked = match open {
+        Open::Flags(flags) => u64::from(flags),
+        Open::How(how) => how.flags,
+    };
     let switches = policy::switches();
-    if !switches.eating() {
-        return flags;
+    let dropped = durability::dropped_open_flags(!switches.drop_direct());
+    if !switches.eating() || asked & u64::from(dropped as u32) == 0 {
+        return asked;
     }
-    let without = without_sync(flags);
-    let given = flags & !durability::dropped_open_flags(!switches.drop_direct());
-    if given != flags && switches.reporting() {
-        counted(Skip::SyncOpen, flags, without);
+    let given = durability::open::kept_flags(open, dropped);
+    if given != asked && switches.reporting() {
+        // Both fit in 32 bits: an open with flags above them is refused.
+        let (asked, given) = (asked as c_int, given as c_int);
+        let without = without_sync(asked);
+        counted(Skip::SyncOpen, asked, without);
         counted(Skip::Direct, without, given);
     }
     given
@@ -96,39 +113,50 @@ pub extern "C" fn eatmydata_setfl_flags(fd: c_int, flags: c_int) -> c_int {
 /// The size of `struct open_how` we copy to change its flags; a larger one
 /// (from a kernel not yet written) passes through unchanged.
 const OPEN_HOW_MAX: usize = 64;
-const OPEN_HOW_MIN: usize = mem::size_of::<u64>() * 3;
 
-/// `openat2(dirfd, path, how, size)` through `syscall(2)`, with
-/// [`kept_open_flags`] applied to `how->flags` in a copy: the caller's struct is
-/// never written. A `how` the library cannot read goes to the kernel as it
-/// is, which answers EFAULT as it would without us.
+/// The `i`-th u64 of a copied `struct open_how`.
+fn word(copy: &[u8; OPEN_HOW_MAX], i: usize) -> u64 {
+    let mut bytes = [0u8; 8];
+    if let Some(field) = copy.get(i * 8..i * 8 + 8) {
+        bytes.copy_from_slice(field);
+    }
+    u64::from_ne_bytes(bytes)
+}
+
+/// `openat2(dirfd, path, how, size)` through `syscall(2)`, with [`kept`]
+/// applied to `how->flags` in a copy: the caller's struct is never
+/// written. A `how` the library cannot read, or one the kernel refuses
+/// (a size it does not take, a tail that is not zero), goes to the kernel
+/// as it is, which answers as it would without us.
 pub fn openat2(a: [c_long; 6]) -> c_long {
     let [dirfd, path, how, size, fifth, sixth] = a;
-    let size = size as usize;
     let mut copy = [0u8; OPEN_HOW_MAX];
-    let Some(buffer) = copy.get_mut(..size).filter(|_| size >= OPEN_HOW_MIN) else {
+    let accepted = durability::open::how_size_accepted(size as u64);
+    let Some(buffer) = copy.get_mut(..size as usize).filter(|_| accepted) else {
         return raw(libc::SYS_openat2, a);
     };
     if !copy_from_caller(buffer, how as usize) {
         return raw(libc::SYS_openat2, a);
     }
-    let mut flags = [0u8; 8];
-    flags.copy_from_slice(copy.get(..8).unwrap_or(&[0; 8]));
-    let old = u64::from_ne_bytes(flags);
-    // The kernel refuses flags above 32 bits itself: leave them for it.
-    let new = u64::from(kept_open_flags(old as c_int) as u32) | (old & !0xffff_ffff);
-    if new == old {
+    let tail = copy.get(durability::open::HOW_SIZE_VER0 as usize..);
+    if tail.is_some_and(|tail| tail.iter().any(|&byte| byte != 0)) {
+        return raw(libc::SYS_openat2, a);
+    }
+    let asked = OpenHow {
+        flags: word(&copy, 0),
+        mode: word(&copy, 1),
+        resolve: word(&copy, 2),
+    };
+    let given = kept(Open::How(asked));
+    if given == asked.flags {
         return raw(libc::SYS_openat2, a);
     }
     if let Some(field) = copy.get_mut(..8) {
-        field.copy_from_slice(&new.to_ne_bytes());
+        field.copy_from_slice(&given.to_ne_bytes());
     }
     let how = copy.as_ptr() as c_long;
-    let fd = raw(
-        libc::SYS_openat2,
-        [dirfd, path, how, size as c_long, fifth, sixth],
-    );
-    opened(fd, old as c_int, new as c_int)
+    let fd = raw(libc::SYS_openat2, [dirfd, path, how, size, fifth, sixth]);
+    opened(fd, asked.flags as c_int, given as c_int)
 }
 
 #[cfg(test)]

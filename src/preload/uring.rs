@@ -3,7 +3,9 @@
 //! (`durability::sqe`): `FSYNC` and `SYNC_FILE_RANGE` on a file that
 //! reaches a disk become `NOP` (keeping `user_data`, links and drain),
 //! `RWF_SYNC`/`RWF_DSYNC` leave write entries, and the dropped open flags
-//! leave `OPENAT` (in the entry) and `OPENAT2` (in the program's `open_how`).
+//! leave `OPENAT` (in the entry) and `OPENAT2`, which becomes the `OPENAT`
+//! entry that opens the same way when its `open_how` has no resolve flags
+//! (the program's `open_how` is read, never written).
 //!
 //! Two doors lead a dynamically linked program's entries to the kernel, and
 //! both pass through here before the kernel can read them:
@@ -33,10 +35,11 @@
 
 use core::ptr;
 
+use crate::durability::open::OpenHow;
 use crate::durability::sqe::{self, Rewrite, Target};
 use crate::durability::{self, OPEN_SYNC};
 use crate::report::{Skip, count, counted};
-use crate::{caller, flush, maps, policy, sync};
+use crate::{caller, flush, policy, sync};
 
 pub mod enter;
 pub mod fixed;
@@ -83,52 +86,41 @@ pub unsafe fn eat(at: *mut u8, batch: &Batch) {
         Target::Fixed(slot) => slot < 64 && batch.fixed & (1 << slot) != 0,
     });
     let before = entry;
-    match rewrite {
-        Rewrite::Keep => return,
-        Rewrite::OpenHow(how) => {
-            let Some((asked, given)) = open_how(how, &entry, batch.dropped) else {
-                return;
-            };
-            if batch.telling {
-                opened(asked as u32, given as u32);
-            }
-            return;
+    // An OPENAT2's how is read, never written: the entry changes instead.
+    let mut how = None;
+    let rewrite = match rewrite {
+        Rewrite::OpenHow { address, size } => {
+            how = open_how(address, size);
+            sqe::openat2(how, batch.dropped)
         }
-        Rewrite::Nop | Rewrite::OpFlags(_) => {
+        rewrite => rewrite,
+    };
+    match rewrite {
+        Rewrite::Keep | Rewrite::OpenHow { .. } => return,
+        Rewrite::Nop | Rewrite::OpFlags(_) | Rewrite::Openat { .. } => {
             sqe::apply(&mut entry, rewrite);
             // SAFETY: 64 writable bytes, as the caller promised.
             unsafe { ptr::copy_nonoverlapping(entry.as_ptr(), at, sqe::SIZE) };
         }
     }
     if batch.telling {
-        told(&before, rewrite);
+        match (how, rewrite) {
+            (Some(how), Rewrite::Openat { flags, .. }) => opened(how.flags as u32, flags),
+            _ => told(&before, rewrite),
+        }
     }
 }
 
-/// An `OPENAT2` entry's `struct open_how` (at `how`, in the program's
-/// memory) without the dropped flags. It is written as the kernel would
-/// read it (`process_vm_writev`), and only in a private mapping: a how the
-/// program cannot write or read, or one in a shared mapping (of a file, or
-/// shared with another process), is left as it is, and the kernel opens as
-/// asked. The program can see the change: its `open_how.flags` lose the
-/// sync bits.
-/// Returns the flags asked and given, when they were changed.
-fn open_how(how: u64, entry: &[u8; sqe::SIZE], dropped: u32) -> Option<(u64, u64)> {
-    // The kernel refuses a how smaller than its first version (24 bytes).
-    let size = u32::from_ne_bytes(read4(entry, sqe::LEN));
-    if size < 24 {
+/// An `OPENAT2` entry's `struct open_how` of `size` bytes at `address`,
+/// as the kernel would read it: `None` when it would refuse it or cannot
+/// read it (a size above the 64 bytes copied here is left to it too).
+fn open_how(address: u64, size: u32) -> Option<OpenHow> {
+    let mut bytes = [0u8; 64];
+    let copied = bytes.get_mut(..size as usize)?;
+    if !caller::copy_from_caller(copied, address as usize) {
         return None;
     }
-    let mut flags = [0u8; 8];
-    if !caller::copy_from_caller(&mut flags, how as usize) {
-        return None;
-    }
-    let asked = u64::from_ne_bytes(flags);
-    let given = sqe::open_how_flags(asked, dropped)?;
-    if !maps::private(how as usize, flags.len()) {
-        return None;
-    }
-    caller::copy_to_caller(how as usize, &given.to_ne_bytes()).then_some((asked, given))
+    sqe::how_of(&bytes, size.into())
 }
 
 fn read4(entry: &[u8; sqe::SIZE], at: usize) -> [u8; 4] {

@@ -9,7 +9,7 @@ use super::call::Call;
 use super::fdinfo::on_a_disk;
 use super::mapping::Map;
 use super::mountinfo::Mounts;
-use super::openat2::rewrite_how;
+use super::openat2::read_how;
 use crate::durability::sqe::{self, Rewrite, Target};
 
 /// The entry at `at` of `sqes`, copied out.
@@ -41,11 +41,16 @@ pub fn rewrite(sqes: &Map, at: usize, mut entry: [u8; sqe::SIZE], dropped: u32, 
         Target::Fd(fd) => on_a_disk(call.caller, fd, mounts),
         Target::Fixed(slot) => fixed(slot),
     });
+    // An OPENAT2's how is read, never written: the entry changes instead.
+    let decision = match decision {
+        Rewrite::OpenHow { address, size } => {
+            sqe::openat2(read_how(call, address, size.into()), dropped)
+        }
+        decision => decision,
+    };
     match decision {
-        Rewrite::Keep => {}
-        // The caller still waits: checked before the ring was read.
-        Rewrite::OpenHow(address) => rewrite_how(call, address, dropped, &|| true),
-        Rewrite::Nop | Rewrite::OpFlags(_) => {
+        Rewrite::Keep | Rewrite::OpenHow { .. } => {}
+        Rewrite::Nop | Rewrite::OpFlags(_) | Rewrite::Openat { .. } => {
             let before = entry;
             sqe::apply(&mut entry, decision);
             for (i, (&new, &old)) in entry.iter().zip(&before).enumerate() {

@@ -11,7 +11,8 @@
  *                                or with 0 and no disk: NAME=RES per entry
  *   uring_eaten open2 FILE       OPENAT2 with O_DSYNC, from writable,
  *                                read-only and file-shared memory: whether
- *                                the flag stayed, and what the file holds
+ *                                the file and the how kept the flag, and
+ *                                what the file holds
  *   uring_eaten raw FILE N       N write+fsync pairs on a ring set up, mapped
  *                                and entered through syscall() and mmap()
  *   uring_eaten rawmany FILE N   N rings in turn, by syscall(), each set up,

@@ -5,7 +5,8 @@
  *   fsync fdatasync msync uring_fsync uring_fixed_fsync uring_sqe128_fsync
  *   uring_forked_fsync (the ring set up by the parent, used by its child)
  *   uring_write_dsync (WRITE entries with RWF_DSYNC) uring_openat_osync
- *   (an OPENAT entry with O_SYNC, then writes) openat2_osync
+ *   (an OPENAT entry with O_SYNC, then writes) uring_openat2_osync (the
+ *   same with an OPENAT2 entry) openat2_osync
  *   i386_fsync (fsync through int $0x80, the i386 ABI: number 118)
  */
 #include "parity.h"
@@ -63,6 +64,20 @@ static int run(const char *which)
 		if (io_uring_queue_init(4, &ring, 0))
 			return 3;
 		io_uring_prep_openat(io_uring_get_sqe(&ring), AT_FDCWD, at("f"), O_WRONLY | O_SYNC, 0);
+		io_uring_submit(&ring);
+		int sync_fd = -1;
+		if (io_uring_wait_cqe(&ring, &cqe) == 0)
+			sync_fd = cqe->res;
+		for (int i = 0; sync_fd >= 0 && i < ROUNDS; i++)
+			done += pwrite(sync_fd, "o", 1, i) == 1;
+	}
+	else CASE("uring_openat2_osync") {
+		struct io_uring ring;
+		struct io_uring_cqe *cqe;
+		struct open_how how = {.flags = O_WRONLY | O_SYNC};
+		if (io_uring_queue_init(4, &ring, 0))
+			return 3;
+		io_uring_prep_openat2(io_uring_get_sqe(&ring), AT_FDCWD, at("f"), &how);
 		io_uring_submit(&ring);
 		int sync_fd = -1;
 		if (io_uring_wait_cqe(&ring, &cqe) == 0)

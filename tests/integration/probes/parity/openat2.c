@@ -21,6 +21,24 @@
  *                   holds what the program wrote there, and nothing else
  *   how_big_zero    a 32-byte open_how whose tail is zero: accepted
  *   how_big_nonzero a 32-byte open_how whose tail is not zero: E2BIG
+ *
+ * Opens the kernel refuses before it looks at the path, each with O_SYNC
+ * (or O_DIRECT) beside what it refuses: the flag must not be dropped, or
+ * what is left may be accepted. openat2 checks more than openat, which
+ * ignores unknown bits and O_PATH's other flags:
+ *   opath_sync      openat2 O_PATH with O_SYNC, O_DSYNC, O_DIRECT: EINVAL;
+ *                   openat with the same: opened (the kernel drops them)
+ *   unknown_flag    openat2 with an unknown bit (1 << 30) and O_SYNC:
+ *                   EINVAL; openat: opened
+ *   high_flags      openat2 with a bit above 32 and O_SYNC: EINVAL
+ *   tmpfile_rdonly  O_TMPFILE|O_RDONLY|O_SYNC: EINVAL, both calls
+ *   tmpfile_creat   O_TMPFILE|O_CREAT|O_RDWR|O_SYNC: EINVAL, both calls
+ *   tmpfile_sync    O_TMPFILE|O_RDWR|O_SYNC: opened, both calls
+ *   directory_creat O_DIRECTORY|O_CREAT|O_SYNC: EINVAL (Linux 6.4)
+ *   mode_bad        openat2 O_CREAT|O_SYNC with mode 010644: EINVAL;
+ *                   openat: created 0644
+ *   scoped_both     RESOLVE_BENEATH|RESOLVE_IN_ROOT with O_SYNC: EINVAL
+ *   cached_trunc    RESOLVE_CACHED with O_TRUNC|O_SYNC: EAGAIN
  */
 #include "parity.h"
 #include <linux/openat2.h>
@@ -136,6 +154,69 @@ static int run(const char *which)
 	CASE("how_big_nonzero") {
 		unsigned long long how[4] = {O_WRONLY | O_SYNC, 0, 0, 1};
 		say("open", syscall(SYS_openat2, root, "target", how, sizeof how));
+		return 0;
+	}
+	CASE("opath_sync") {
+		say("openat2_sync", open2(root, "target", O_PATH | O_SYNC, 0));
+		say("openat2_dsync", open2(root, "target", O_PATH | O_DSYNC | O_CLOEXEC, 0));
+		say("openat2_direct", open2(root, "target", O_PATH | O_DIRECT, 0));
+		say("openat2_path", open2(root, "target", O_PATH | O_NOFOLLOW | O_CLOEXEC, 0));
+		int fd = openat(root, "target", O_PATH | O_SYNC | O_DIRECT);
+		say("openat", fd);
+		int flags = fcntl(fd, F_GETFL);
+		printf("getfl_sync=%s\n", (flags & O_DSYNC) ? "kept" : "dropped");
+		return 0;
+	}
+	CASE("unknown_flag") {
+		say("openat2", open2(root, "target", O_WRONLY | O_SYNC | (1 << 30), 0));
+		int fd = openat(root, "target", O_WRONLY | O_SYNC | (1 << 30));
+		say("openat", fd);
+		say("write", write(fd, "x", 1));
+		return 0;
+	}
+	CASE("high_flags") {
+		say("openat2", open2(root, "target", O_WRONLY | O_SYNC | (1ULL << 40), 0));
+		return 0;
+	}
+	CASE("tmpfile_rdonly") {
+		struct open_how how = {.flags = O_TMPFILE | O_RDONLY | O_SYNC, .mode = 0600};
+		say("openat2", syscall(SYS_openat2, root, ".", &how, sizeof how));
+		say("openat", openat(root, ".", O_TMPFILE | O_RDONLY | O_SYNC, 0600));
+		return 0;
+	}
+	CASE("tmpfile_creat") {
+		struct open_how how = {.flags = O_TMPFILE | O_CREAT | O_RDWR | O_SYNC, .mode = 0600};
+		say("openat2", syscall(SYS_openat2, root, ".", &how, sizeof how));
+		say("openat", openat(root, ".", O_TMPFILE | O_CREAT | O_RDWR | O_SYNC, 0600));
+		return 0;
+	}
+	CASE("tmpfile_sync") {
+		struct open_how how = {.flags = O_TMPFILE | O_RDWR | O_SYNC, .mode = 0600};
+		int fd = syscall(SYS_openat2, root, ".", &how, sizeof how);
+		say("openat2", fd);
+		say("write2", write(fd, "x", 1));
+		fd = openat(root, ".", O_TMPFILE | O_RDWR | O_SYNC, 0600);
+		say("openat", fd);
+		say("write", write(fd, "x", 1));
+		return 0;
+	}
+	CASE("directory_creat") {
+		say("openat2", open2(root, "newdir", O_DIRECTORY | O_CREAT | O_SYNC, 0));
+		say("openat", openat(root, "newdir2", O_DIRECTORY | O_CREAT | O_SYNC, 0755));
+		return 0;
+	}
+	CASE("mode_bad") {
+		struct open_how how = {.flags = O_WRONLY | O_CREAT | O_SYNC, .mode = 010644};
+		say("openat2", syscall(SYS_openat2, root, "made2", &how, sizeof how));
+		say("openat", openat(root, "made", O_WRONLY | O_CREAT | O_SYNC, 010644));
+		return 0;
+	}
+	CASE("scoped_both") {
+		make("open", root, "f", RESOLVE_BENEATH | RESOLVE_IN_ROOT);
+		return 0;
+	}
+	CASE("cached_trunc") {
+		say("open", open2(root, "target", O_WRONLY | O_TRUNC | O_SYNC, RESOLVE_CACHED));
 		return 0;
 	}
 	CASE("how_readback") {

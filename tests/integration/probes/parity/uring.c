@@ -28,6 +28,12 @@
  *                   offset 1, which O_DIRECT refuses (EINVAL)
  *   openat2_in_file OPENAT2 whose open_how (O_SYNC) lies in a shared
  *                   mapping of AREA/how: the file keeps what was written
+ *   openat2_readback  OPENAT2 of AREA/f with O_WRONLY|O_SYNC, no resolve
+ *                   flags, then a write: the open_how read back after the
+ *                   submit (and after the completion) is the program's own
+ *   openat2_resolve the same with RESOLVE_BENEATH: opened, how unchanged
+ *   openat2_refused OPENAT2 with O_PATH|O_SYNC: -EINVAL, how unchanged
+ *   openat_refused  OPENAT with O_TMPFILE|O_RDONLY|O_SYNC: -EINVAL
  */
 #include "parity.h"
 #include "uring.h"
@@ -199,6 +205,36 @@ static int run(const char *which)
 		io_uring_prep_openat2(entry(&ring, 1), AT_FDCWD, at("f"), how);
 		reap(&ring, 1);
 		say("munmap", munmap(how, sizeof *how));
+	}
+	else if (!strcmp(which, "openat2_readback") || !strcmp(which, "openat2_resolve") ||
+		 !strcmp(which, "openat2_refused")) {
+		int refused = !strcmp(which, "openat2_refused");
+		struct open_how how = {
+			.flags = refused ? O_PATH | O_SYNC : O_WRONLY | O_SYNC,
+			.resolve = !strcmp(which, "openat2_resolve") ? RESOLVE_BENEATH : 0,
+		};
+		int dir = open(area, O_PATH | O_DIRECTORY);
+		io_uring_prep_openat2(entry(&ring, 1), dir, "f", &how);
+		printf("submitted=%d\n", io_uring_submit(&ring));
+		printf("how_after_submit=%#llx %#llx %#llx\n", how.flags, how.mode, how.resolve);
+		struct io_uring_cqe *cqe;
+		int error = io_uring_wait_cqe(&ring, &cqe);
+		if (error) {
+			say_raw("wait", error);
+			return 0;
+		}
+		int opened = cqe->res;
+		say_raw("cqe1", opened < 0 ? opened : 0);
+		io_uring_cqe_seen(&ring, cqe);
+		printf("how_after_completion=%#llx %#llx %#llx\n", how.flags, how.mode,
+		       how.resolve);
+		if (opened >= 0)
+			say("write", write(opened, "opened by the ring\n", 19));
+	}
+	else CASE("openat_refused") {
+		io_uring_prep_openat(entry(&ring, 1), AT_FDCWD, area, O_TMPFILE | O_RDONLY | O_SYNC,
+				     0600);
+		reap(&ring, 1);
 	}
 	else {
 		char kind[32];

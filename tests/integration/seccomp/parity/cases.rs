@@ -204,6 +204,8 @@ mod openat2 {
         in_root, in_root_dotdot, beneath_abs, beneath_dotdot, no_symlinks, no_magiclinks,
         no_xdev, bad_how, getfl, getfl2, how_readback, how_readonly, how_big_zero,
         how_big_nonzero, how_in_file, direct, direct_openat, direct_keep_direct,
+        opath_sync, unknown_flag, high_flags, tmpfile_rdonly, tmpfile_creat, tmpfile_sync,
+        directory_creat, mode_bad, scoped_both, cached_trunc,
     }
 }
 
@@ -260,7 +262,8 @@ mod uring {
         fixed_beyond, fsync_pipe, fsync_devnull, fsync_badfd, fsync_opath, chain,
         chain_broken, openat_sync, fixed_pipe, fixed_sparse, fixed_updated, fixed_direct,
         sfr_overflow, sfr_addr, fsync_bufindex, fsync_splicefd, fsync_bufselect,
-        fsync_personality, openat2_in_file, openat_direct,
+        fsync_personality, openat2_in_file, openat_direct, openat2_readback, openat2_resolve,
+        openat2_refused, openat_refused,
     }
 }
 

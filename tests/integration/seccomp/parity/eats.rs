@@ -118,6 +118,18 @@ fn eats_uring_openat_osync() {
     eats("uring_openat_osync");
 }
 
+/// An OPENAT2 entry, asked again as an OPENAT entry: its open_how is
+/// left alone (`uring::openat2_readback`), and its writes are eaten.
+#[test]
+fn eats_uring_openat2_osync() {
+    eats("uring_openat2_osync");
+}
+
+#[test]
+fn eats_uring_openat2_osync_dynamic() {
+    eats_dynamic("uring_openat2_osync");
+}
+
 #[test]
 fn eats_openat2_osync() {
     eats("openat2_osync");

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs eatmydata: the command into PREFIX/bin, the library into
+# Installs eatmydata: the command into PREFIX/bin with eatmydata-runtime, a
+# link to it (the OCI runtime, see docs/containers.md), the library into
 # PREFIX/lib/eatmydata (where the command looks for it), the man page into
 # PREFIX/share/man/man1 and the bash completion; or removes them.
 #
@@ -17,7 +18,7 @@ prefix=/usr/local
 destdir=
 build=1
 action=install
-usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) [ $# -ge 2 ] || { echo "eatmydata: install: --prefix needs a value" >&2; exit 2; }; prefix=$2; shift 2 ;;
@@ -40,11 +41,15 @@ bindir=$destdir$prefix/bin
 libdir=$destdir$prefix/lib/eatmydata
 mandir=$destdir$prefix/share/man/man1
 completions=$destdir$prefix/share/bash-completion/completions
-files=("$bindir/eatmydata" "$libdir/libeatmydata.so" "$mandir/eatmydata.1" "$completions/eatmydata")
+files=("$bindir/eatmydata" "$bindir/eatmydata-runtime" "$libdir/libeatmydata.so" "$mandir/eatmydata.1" "$completions/eatmydata")
 
 if [ "$action" = uninstall ]; then
   for file in "${files[@]}"; do
     [ -e "$file" ] || [ -L "$file" ] || continue
+    # Only our link goes: an eatmydata-runtime of some other making stays.
+    if [ "$file" = "$bindir/eatmydata-runtime" ] && [ "$(readlink "$file")" != eatmydata ]; then
+      continue
+    fi
     rm -f "$file"
     echo "removed $file"
   done
@@ -61,6 +66,9 @@ for file in "$built/eatmydata" "$built/libeatmydata.so"; do
 done
 install -d "$bindir" "$libdir" "$mandir" "$completions"
 install -m 0755 "$built/eatmydata" "$bindir/eatmydata"
+# The same command, an OCI runtime under this name; a relative link, so a
+# staged tree (--destdir) points at the right file once in place.
+ln -sfn eatmydata "$bindir/eatmydata-runtime"
 install -m 0644 "$built/libeatmydata.so" "$libdir/libeatmydata.so"
 install -m 0644 docs/eatmydata.1 "$mandir/eatmydata.1"
 install -m 0644 packaging/debian/eatmydata.bash-completion "$completions/eatmydata"

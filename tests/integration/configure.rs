@@ -7,7 +7,7 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::common::command;
+use crate::common::{TempDir, command};
 
 mod engines; // containerd, podman and dockerd read the runtime it registered
 mod files; // only its keys change, once; dry runs, bad files, missing files, backups
@@ -99,3 +99,41 @@ pub const DAEMON_JSON: &str = r#"{
     "storage-driver": "overlay2"
 }
 "#;
+
+#[test]
+fn the_runtimes_help_names_configure_and_its_own_options() {
+    let dir = TempDir::new("runtime-help");
+    let output = Command::new(runtime_in(dir.path()))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        help.starts_with("Usage: eatmydata-runtime [--eatmydata-runtime=NAME|PATH] RUNC-ARGS...\n")
+    );
+    for name in [
+        "configure ENGINE",
+        "EATMYDATA_RUNTIME",
+        "EATMYDATA_DISABLE",
+        "/opt/eatmydata/libeatmydata.so",
+    ] {
+        assert!(help.contains(name), "{name} not in {help}");
+    }
+    let configure = configure_ok(dir.path(), &["--help"]);
+    for option in [
+        "--default",
+        "--dry-run",
+        "--config",
+        "--runtime-path",
+        "--real-runtime",
+    ] {
+        assert!(
+            configure.contains(&format!("  {option}")),
+            "{option} not in {configure}"
+        );
+    }
+    // Control: the command under its own name has its own help.
+    let plain = Command::new(command()).arg("--help").output().unwrap();
+    assert!(String::from_utf8_lossy(&plain.stdout).starts_with("Usage: eatmydata [OPTIONS]"));
+}

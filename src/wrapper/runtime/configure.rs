@@ -248,12 +248,11 @@ fn runtime_path(request: &Request) -> Result<PathBuf, Error> {
         }
         return Ok(path.clone());
     }
-    let doing = "find";
-    let exe = std::env::current_exe().map_err(|error| Error::Io {
-        doing,
-        path: "/proc/self/exe".into(),
-        error,
-    })?;
+    let Some(exe) = crate::library::this_program() else {
+        return Err(Error::Usage(
+            "configure: cannot tell where this command is (no /proc?); give --runtime-path".into(),
+        ));
+    };
     let (Some(folder), Some(name)) = (exe.parent(), exe.file_name()) else {
         return Err(Error::Usage(format!(
             "configure: cannot tell the folder of {}; give --runtime-path",

@@ -17,6 +17,7 @@
 mod bundle;
 mod configure;
 mod env;
+mod help;
 mod log;
 mod profile;
 mod spec;
@@ -116,6 +117,10 @@ pub fn main(argv: Vec<OsString>) -> std::ffi::c_int {
     let mut args = argv.into_iter().skip(1).peekable();
     if args.peek().is_some_and(|a| a == "configure") {
         return configure::run(args.skip(1).collect());
+    }
+    if args.peek().is_some_and(|a| a == "--help" || a == "-h") {
+        print!("{}", help::text());
+        return 0;
     }
     let mut log = verbs::Log::default();
     let failure = match run(args.collect(), &mut log) {

@@ -72,6 +72,18 @@ fn dpkg_i_replaces_debians_packages_and_remove_and_purge_leave_nothing() {
         tree.ok("man -w eatmydata 2>/dev/null || ls /usr/share/man/man1/eatmydata.1.gz")
             .contains("eatmydata.1.gz")
     );
+    // The OCI runtime, a link beside the command, registers itself by that
+    // path (the dry run writes nothing).
+    assert_eq!(
+        tree.ok("readlink /usr/bin/eatmydata-runtime"),
+        "eatmydata\n"
+    );
+    let dry = tree.ok("eatmydata-runtime configure docker --dry-run");
+    assert!(
+        dry.contains("+            \"path\": \"/usr/bin/eatmydata-runtime\""),
+        "{dry}"
+    );
+    assert!(!tree.path().join("etc/docker").exists());
 
     tree.ok("dpkg -r eatmydata libeatmydata1");
     let left = |tree: &Tree| -> Vec<String> {

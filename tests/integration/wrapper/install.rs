@@ -45,6 +45,25 @@ fn the_install_script_lays_out_what_the_command_finds() {
     for file in installed_files {
         assert!(root.join(file).is_file(), "{file} not installed");
     }
+    // The OCI runtime: a link to the command beside it, which answers as
+    // the runtime.
+    let runtime = root.join("bin/eatmydata-runtime");
+    assert_eq!(fs::read_link(&runtime).unwrap(), Path::new("eatmydata"));
+    let configure = Command::new(&runtime)
+        .args(["configure", "--help"])
+        .output()
+        .unwrap();
+    assert!(configure.status.success(), "{}", stderr(&configure));
+    assert!(
+        String::from_utf8_lossy(&configure.stdout)
+            .starts_with("Usage: eatmydata-runtime configure ENGINE")
+    );
+    // Control: the command itself knows no such verb.
+    let plain = Command::new(root.join("bin/eatmydata"))
+        .args(["configure", "--help"])
+        .output()
+        .unwrap();
+    assert_eq!(plain.status.code(), Some(127), "{}", stderr(&plain));
 
     let data = prefix.join("data");
     let installed = Run::new(root.join("bin/eatmydata"))
@@ -70,6 +89,10 @@ fn the_install_script_lays_out_what_the_command_finds() {
     for file in installed_files {
         assert!(!root.join(file).exists(), "{file} left behind");
     }
+    assert!(
+        runtime.symlink_metadata().is_err(),
+        "eatmydata-runtime left behind"
+    );
     assert!(!root.join("lib/eatmydata").exists());
     assert!(root.join("bin/other").is_file());
 

@@ -1,0 +1,45 @@
+//! `eatmydata-runtime --help`: what the runtime is, its own options, and
+//! `configure`.
+
+use super::spec::{DISABLE, MOUNTED};
+use super::{NAME, RUNTIME_OPTION, RUNTIME_VARIABLE};
+
+/// The help, with the names the runtime uses filled in.
+pub fn text() -> String {
+    format!(
+        "\
+Usage: {NAME} [{RUNTIME_OPTION}=NAME|PATH] RUNC-ARGS...
+       {NAME} configure ENGINE [OPTIONS]
+An OCI runtime that runs containers with fsync and the other requests for
+durability made free, for engines that start containers with runc's
+command line (Docker, podman, containerd, CRI-O).
+
+On create and run it edits the bundle's config.json: libeatmydata.so
+mounted read-only at {MOUNTED} and put first in LD_PRELOAD,
+and the sync calls answered by the container's seccomp profile, which
+reaches static and Go programs too; on exec --process, the same
+LD_PRELOAD. Then it runs the real
+runtime with its arguments byte for byte; every other verb goes straight
+to it. A spec it cannot parse fails the verb, the container not started.
+
+Options (before runc's own):
+      {RUNTIME_OPTION}=NAME|PATH
+                      the real runtime (default: runc in PATH, else crun)
+  -h, --help          print this help and exit
+
+Commands:
+  configure ENGINE    register the runtime with docker, podman, containerd
+                      or crio under the name eatmydata; see
+                      '{NAME} configure --help'
+
+Environment:
+  {RUNTIME_VARIABLE}=NAME|PATH  the real runtime, where an engine cannot
+                      pass {RUNTIME_OPTION}= (podman's [engine] env)
+  EATMYDATA_DISABLE=1 in a container's environment, or the annotation
+                      {DISABLE}=1: leave that container as it is
+
+Exit status: the real runtime's; 2 for bad usage, 125 when a spec cannot
+be edited, 126 or 127 when the real runtime cannot be run or found.
+"
+    )
+}

@@ -84,6 +84,10 @@ fn dpkg_i_replaces_debians_packages_and_remove_and_purge_leave_nothing() {
         "{dry}"
     );
     assert!(!tree.path().join("etc/docker").exists());
+    assert_eq!(
+        tree.ok("readlink /usr/share/man/man1/eatmydata-runtime.1.gz"),
+        "eatmydata.1.gz\n"
+    );
 
     tree.ok("dpkg -r eatmydata libeatmydata1");
     let left = |tree: &Tree| -> Vec<String> {

@@ -10,7 +10,8 @@ use std::process::{Command, Output, Stdio};
 use crate::common::{TempDir, command};
 
 mod engines; // containerd, podman and dockerd read the runtime it registered
-mod files; // only its keys change, once; dry runs, bad files, missing files, backups
+mod files; // dry runs, files it cannot parse, missing files, the link, bad usage
+mod kept; // a machine's own files: only its keys change, once, with a backup
 
 /// Where the tests register the runtime (it need not exist for a file).
 pub const RUNTIME: &str = "/usr/local/bin/eatmydata-runtime";

@@ -13,7 +13,8 @@ use crate::common::{TempDir, musl_root};
 use crate::loopfs::LoopFs;
 
 mod cases; // what every engine runs: servers, programs, the off switch, beside runc
-mod containerd; // containerd of the tests' own, the runtime as the shim's BinaryName (ctr)
+mod containerd; // containerd of the tests' own, the runtime as the shim's BinaryName (ctr run)
+mod cri; // containerd's CRI plugin: the runtime as a RuntimeClass handler, pods run by cri.py
 mod docker; // dockerd of the tests' own, the runtime registered as eatmydata
 mod dockerfile; // the Dockerfile recipe: the static command copied in, dpkg's syncs eaten
 mod engine; // the runtime under test, daemons stopped by pid, the flush oracle

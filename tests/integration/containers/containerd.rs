@@ -15,8 +15,9 @@ use super::engine::{CACHE, Daemon, Engine, Job, Ran, RunDir, StoreLock, runtime}
 use super::image::test_image;
 use crate::loopfs::LoopFs;
 
-/// The namespace the tests' containers live in.
-const NAMESPACE: &str = "eatmydata-test";
+/// The namespace the tests' containers and images live in: the CRI
+/// plugin's, so that one import serves `ctr` and the CRI alike.
+pub const NAMESPACE: &str = "k8s.io";
 
 /// A containerd of the test's own, stopped by its pid when dropped, after
 /// every task left in it is killed and deleted.
@@ -28,19 +29,33 @@ pub struct Containerd {
 
 impl Containerd {
     /// Starts one whose store is `root` (state, sockets and log in a fresh
-    /// folder under /run).
+    /// folder under /run), without its CRI plugin.
     pub fn start(label: &str, root: &Path) -> Containerd {
+        Containerd::start_with(label, root, |_| None)
+    }
+
+    /// The same, with the CRI plugin when `cri` gives its section of the
+    /// config (it is given the folder, for the runc root and logs).
+    pub fn start_with(
+        label: &str,
+        root: &Path,
+        cri: impl FnOnce(&RunDir) -> Option<String>,
+    ) -> Containerd {
         let dir = RunDir::new(label);
+        let plugins = match cri(&dir) {
+            // No CRI plugin: it wants CNI.
+            None => "disabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n".to_owned(),
+            Some(section) => section,
+        };
         let socket = dir.join("containerd.sock");
         let config = dir.join("config.toml");
         fs::create_dir_all(root).expect("make containerd's root");
-        // No CRI plugin (it wants CNI); no debug or metrics listener.
+        // No debug or metrics listener.
         let text = format!(
             "version = 2\nroot = \"{root}\"\nstate = \"{state}\"\n\
-             disabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n\
              [grpc]\n  address = \"{socket}\"\n[debug]\n  address = \"\"\n\
              [metrics]\n  address = \"\"\n\
-             [plugins.\"io.containerd.internal.v1.opt\"]\n  path = \"{root}/opt\"\n",
+             [plugins.\"io.containerd.internal.v1.opt\"]\n  path = \"{root}/opt\"\n{plugins}",
             root = root.display(),
             state = dir.join("state").display(),
             socket = socket.display(),
@@ -58,7 +73,7 @@ impl Containerd {
 
     /// The `--root` of the runc (or runtime) its shims run.
     pub fn runc_root(&self) -> PathBuf {
-        self.dir.join("runc")
+        runc_root(&self.dir)
     }
 
     /// `ctr` on this containerd, in `namespace`.
@@ -101,6 +116,29 @@ impl Drop for Containerd {
     }
 }
 
+/// The runc root of a containerd whose folder is `dir`.
+pub fn runc_root(dir: &RunDir) -> PathBuf {
+    dir.join("runc")
+}
+
+/// Loads the test image into `containerd`; its name there.
+pub fn load(containerd: &Containerd) -> String {
+    let image = test_image();
+    let socket = containerd.socket.display().to_string();
+    let ctr = format!("ctr --address '{socket}' -n {NAMESPACE}");
+    // containerd names the archive's images docker.io/...
+    let plain = format!("docker.io/{}", image.plain);
+    image.load_unless(
+        &format!("{ctr} images ls -q | grep -qx '{plain}'"),
+        // The store is the tests' own: all it holds is older test images.
+        &format!("{ctr} images ls -q"),
+        &format!("{ctr} images rm --sync"),
+        &format!("{ctr} images import -"),
+        &[],
+    );
+    plain
+}
+
 /// The engine for the cases: `ctr run` on a private containerd.
 struct Ctr {
     containerd: Containerd,
@@ -110,21 +148,12 @@ struct Ctr {
 
 impl Ctr {
     fn start() -> Ctr {
-        let image = test_image();
         let lock = StoreLock::take("containerd");
         let containerd = Containerd::start("containerd", &Path::new(CACHE).join("containerd"));
-        let socket = containerd.socket.display().to_string();
-        let ctr = format!("ctr --address '{socket}' -n {NAMESPACE}");
-        // containerd names the archive's images docker.io/...
-        let plain = format!("docker.io/{}", image.plain);
-        image.load_unless(
-            &format!("{ctr} images ls -q | grep -qx '{plain}'"),
-            &format!("{ctr} images import -"),
-            &[],
-        );
+        let image = load(&containerd);
         Ctr {
             containerd,
-            image: plain,
+            image,
             _lock: lock,
         }
     }

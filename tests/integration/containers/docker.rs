@@ -83,6 +83,8 @@ impl Docker {
                 "{client} image inspect '{}' '{}'",
                 image.plain, image.preload
             ),
+            &format!("{client} images --quiet --filter reference='eatmydata-test/*'"),
+            &format!("{client} rmi --force"),
             &format!("{client} load --quiet"),
             &[],
         );

@@ -3,12 +3,13 @@
 //! servers), the servers' scripts, and the probes copied in (a static C
 //! program, a dynamic one, a Go one, and a library to preload). It is one
 //! layer in a `docker save` archive that docker, containerd and podman all
-//! load, with two image configs over that layer: the plain image, and one
-//! that sets its own `LD_PRELOAD`.
+//! load, with three image configs over that layer: the plain image, one
+//! that sets its own `LD_PRELOAD`, and a pod's sandbox (it sleeps).
 //!
 //! The archive is made once per content (the tree and the files added,
-//! hashed) under `engine::CACHE`, those older than a day removed; each engine loads it
-//! once into its store, where the tag (that hash) finds it next time.
+//! hashed) under `engine::CACHE`, and one unused for an hour goes when
+//! another is made. Each engine loads it once into its store, where the
+//! tag (that hash) finds it next time, and drops its older test images.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -30,6 +31,9 @@ const EXCLUDED: &[&str] = &[
     "./usr/share/man",
 ];
 
+/// The archive's layout, in the key: a change to it makes a new archive.
+const LAYOUT: &str = "docker-save, plain+preload+pause";
+
 /// The library the preloading image sets in its own `LD_PRELOAD`.
 pub const OWN_PRELOAD: &str = "/opt/probes/own_preload.so";
 
@@ -40,14 +44,29 @@ pub struct TestImage {
     pub plain: String,
     /// `eatmydata-test/engines-preload:HASH`, with `LD_PRELOAD` set.
     pub preload: String,
+    /// `eatmydata-test/engines-pause:HASH`, whose command sleeps: a CRI
+    /// pod's sandbox (the kubelet's pause image).
+    pub pause: String,
 }
 
 impl TestImage {
-    /// Runs `load` (a shell command that reads the archive on its stdin)
-    /// unless `have` (a shell command) says the engine holds the image.
-    pub fn load_unless(&self, have: &str, load: &str, env: &[(&str, &str)]) {
+    /// Unless `have` (a shell command) says the engine holds the image:
+    /// removes the engine's older test images (`stale` prints their names,
+    /// `remove` takes names as its arguments), then runs `load`, a shell
+    /// command that reads the archive on its stdin.
+    pub fn load_unless(
+        &self,
+        have: &str,
+        stale: &str,
+        remove: &str,
+        load: &str,
+        env: &[(&str, &str)],
+    ) {
         let dir = self.dir.to_str().unwrap();
-        let line = format!("{have} >/dev/null 2>&1 || tar -C '{dir}' -c . | {load}");
+        let line = format!(
+            "{have} >/dev/null 2>&1 || {{ {stale} | xargs -r {remove} >/dev/null; \
+             tar -C '{dir}' -c . | {load}; }}"
+        );
         let mut sh = Command::new("sh");
         sh.args(["-c", &line]);
         sh.envs(env.iter().copied());
@@ -125,7 +144,7 @@ fn make() -> TestImage {
     ));
     let marker = tree.join(".eatmydata-complete");
     let key = sh(&format!(
-        "{{ cat '{}'; stat -c %Y '{}'; echo '{}'; }} | sha256sum",
+        "{{ cat '{}'; stat -c %Y '{}'; echo '{} {LAYOUT}'; }} | sha256sum",
         extra_tar.display(),
         marker.display(),
         EXCLUDED.join(" ")
@@ -135,6 +154,7 @@ fn make() -> TestImage {
     let image = TestImage {
         plain: format!("eatmydata-test/engines:{key}"),
         preload: format!("eatmydata-test/engines-preload:{key}"),
+        pause: format!("eatmydata-test/engines-pause:{key}"),
         dir: dir.clone(),
     };
     fs::create_dir_all(CACHE).unwrap();
@@ -162,30 +182,32 @@ fn layout(tree: &Path, extra_tar: &Path, image: &TestImage, done: &Path) -> Stri
         .iter()
         .map(|path| format!(" --exclude='{path}'"))
         .collect();
-    let config = |env: &str| {
+    let config = |env: &str, cmd: &str| {
         format!(
-            r#"{{"architecture":"amd64","os":"linux","config":{{"Env":[{env}"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"Cmd":["/bin/sh"]}},"rootfs":{{"type":"layers","diff_ids":["sha256:'"$diff"'"]}}}}"#
+            r#"{{"architecture":"amd64","os":"linux","config":{{"Env":[{env}"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"Cmd":[{cmd}]}},"rootfs":{{"type":"layers","diff_ids":["sha256:'"$diff"'"]}}}}"#
         )
     };
     let preload = format!("\"LD_PRELOAD={OWN_PRELOAD}\",");
     let manifest = format!(
-        r#"[{{"Config":"plain.json","RepoTags":["{}"],"Layers":["layer.tar"]}},{{"Config":"preload.json","RepoTags":["{}"],"Layers":["layer.tar"]}}]"#,
-        image.plain, image.preload
+        r#"[{{"Config":"plain.json","RepoTags":["{}"],"Layers":["layer.tar"]}},{{"Config":"preload.json","RepoTags":["{}"],"Layers":["layer.tar"]}},{{"Config":"pause.json","RepoTags":["{}"],"Layers":["layer.tar"]}}]"#,
+        image.plain, image.preload, image.pause
     );
     format!(
-        "set -e; [ -f '{done}' ] && exit 0
-         find '{CACHE}' -maxdepth 1 -name 'image-*' -mmin +1440 -exec rm -rf {{}} +
+        "set -e; [ -f '{done}' ] && {{ touch '{dir}'; exit 0; }}
+         find '{CACHE}' -maxdepth 1 -name 'image-*' -mmin +60 -exec rm -rf {{}} +
          mkdir -p '{dir}'
          tar -C '{tree}'{excludes} -cf '{dir}/layer.tar' .
          tar -Af '{dir}/layer.tar' '{extra}'
          diff=$(sha256sum '{dir}/layer.tar' | cut -d' ' -f1)
          echo '{plain}' > '{dir}/plain.json'
          echo '{preloaded}' > '{dir}/preload.json'
+         echo '{pause}' > '{dir}/pause.json'
          echo '{manifest}' > '{done}.part' && mv '{done}.part' '{done}'",
         done = done.display(),
         tree = tree.display(),
         extra = extra_tar.display(),
-        plain = config(""),
-        preloaded = config(&preload),
+        plain = config("", r#""/bin/sh""#),
+        preloaded = config(&preload, r#""/bin/sh""#),
+        pause = config("", r#""sleep","infinity""#),
     )
 }

@@ -22,6 +22,8 @@ impl Podman {
                 "podman image exists '{0}' && podman image exists '{1}'",
                 image.plain, image.preload
             ),
+            "podman images --quiet --filter reference='*/eatmydata-test/engines*'",
+            "podman rmi --force",
             "podman load --quiet",
             &[("CONTAINERS_CONF", conf)],
         );

@@ -1,0 +1,113 @@
+//! containerd's CRI plugin, as a Kubernetes node runs it: the runtime
+//! registered in containerd's config as a runtime handler of the runc shim
+//! (`BinaryName`, what a `RuntimeClass` names), and each container run in a
+//! pod of its own by `cri.py` (a CRI client, making the kubelet's calls),
+//! beside the same pod under the handler `runc`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::cases::{self, DYNAMIC, STATIC};
+use super::containerd::{Containerd, load, runc_root};
+use super::engine::{CACHE, Engine, Job, Ran, StoreLock, runtime};
+use super::image::test_image;
+use crate::loopfs::LoopFs;
+
+/// The venv `scripts/setup-test-deps` makes, with grpcio.
+const PYTHON: &str = "/var/tmp/eatmydata-venv/bin/python";
+
+/// The CRI plugin's section of containerd's config: the pause image, no
+/// CNI, the stream server on loopback, and the two runtime handlers. The
+/// sandbox's oom_score_adj (-998) is kept no lower than containerd's own,
+/// which a test may not lower.
+fn section(dir: &Path, runc: &Path) -> String {
+    let cri = "plugins.\"io.containerd.grpc.v1.cri\"";
+    let pause = format!("docker.io/{}", test_image().pause);
+    let handler = |name: &str, binary: &str| {
+        format!(
+            "[{cri}.containerd.runtimes.{name}]\n  runtime_type = \"io.containerd.runc.v2\"\n\
+             [{cri}.containerd.runtimes.{name}.options]\n{binary}  Root = \"{}\"\n",
+            runc.display()
+        )
+    };
+    let binary = format!("  BinaryName = \"{}\"\n", runtime().display());
+    format!(
+        "[{cri}]\n  sandbox_image = \"{pause}\"\n  stream_server_address = \"127.0.0.1\"\n  \
+         stream_server_port = \"0\"\n  restrict_oom_score_adj = true\n\
+         [{cri}.cni]\n  bin_dir = \"{cni}/bin\"\n  conf_dir = \"{cni}/conf\"\n\
+         [{cri}.containerd]\n  default_runtime_name = \"runc\"\n{runc_handler}{eatmydata}",
+        cni = dir.join("cni").display(),
+        runc_handler = handler("runc", ""),
+        eatmydata = handler("eatmydata", &binary),
+    )
+}
+
+struct Cri {
+    containerd: Containerd,
+    image: String,
+    logs: PathBuf,
+    _lock: StoreLock,
+}
+
+impl Cri {
+    fn start() -> Cri {
+        let lock = StoreLock::take("containerd");
+        let mut logs = PathBuf::new();
+        let containerd =
+            Containerd::start_with("cri", &Path::new(CACHE).join("containerd"), |dir| {
+                logs = dir.join("pods");
+                Some(section(&dir.join("."), &runc_root(dir)))
+            });
+        let image = load(&containerd);
+        Cri {
+            containerd,
+            image,
+            logs,
+            _lock: lock,
+        }
+    }
+}
+
+impl Engine for Cri {
+    fn name(&self) -> &'static str {
+        "containerd CRI"
+    }
+
+    fn image(&self) -> &str {
+        &self.image
+    }
+
+    fn run(&self, disk: &LoopFs, job: &Job) -> Ran {
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/containers/cri.py");
+        let logs = self.logs.join(format!(
+            "{}",
+            fs::read_dir(&self.logs).map_or(0, Iterator::count)
+        ));
+        fs::create_dir_all(&logs).expect("make the pod's log folder");
+        let mut cri = Command::new(PYTHON);
+        cri.arg(script)
+            .arg(&self.containerd.socket)
+            .arg(if job.eaten { "eatmydata" } else { "runc" })
+            .arg(job.image)
+            .arg(&logs)
+            .arg(format!("{}:/data", disk.path().display()));
+        for env in job.env {
+            cri.args(["--env", env]);
+        }
+        cri.arg("--").args(job.args);
+        cri.stdin(Stdio::null())
+            .output()
+            .expect("run cri.py")
+            .into()
+    }
+}
+
+#[test]
+fn static_dynamic_and_disabled_pods_under_the_runtime_class_handler() {
+    let cri = Cri::start();
+    cases::program(&cri, "static C", STATIC);
+    cases::program(&cri, "dynamic C", DYNAMIC);
+    cases::disabled(&cri);
+}

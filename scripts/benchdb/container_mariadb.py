@@ -9,7 +9,9 @@ host's `mariadb` client through the container's socket; the server is
 Debian 12's, in the image as on the host. Only when named in --only.
 """
 
-from . import incontainer, mariadb, mariadb_dump, mariadb_seed, modes
+import os
+
+from . import common, incontainer, mariadb, mariadb_dump, mariadb_seed, modes
 from .common import output, timed
 
 NAME = "container-mariadb"
@@ -19,8 +21,17 @@ PAGE = "docs/containers.md"  # where --record puts its table
 PACKAGES = dict(mariadb.PACKAGES, dockerd="docker.io", runc="runc", debootstrap="debootstrap")
 MEASURES = [("import", "MariaDB container importing {rows:,} single-row INSERTs, "
                        "one transaction each", "s")]
+
+
+def ready(sockets):
+    """As on the host (mariadb.start): the socket listens a moment before
+    the pid file is written, and the server answers once both are there."""
+    return (common.socket_answers(os.path.join(sockets, "mysqld.sock"))
+            and os.path.exists(os.path.join(sockets, "mysqld.pid")))
+
+
 SERVER = {"name": "mariadb", "image": ["mariadb-server"], "datadir": "/var/lib/mysql",
-          "socket": "mysqld.sock", "stop": "SIGTERM",
+          "ready": ready, "stop": "SIGTERM",
           "stopping": "shutdown"}
 
 

@@ -10,6 +10,8 @@ server is Debian 12's, in the image as on the host. Only when named in
 --only.
 """
 
+import subprocess
+
 from . import incontainer, modes, postgres, postgres_suite
 from .common import output, timed
 
@@ -20,8 +22,18 @@ PAGE = "docs/containers.md"  # where --record puts its table
 PACKAGES = dict(postgres.PACKAGES, dockerd="docker.io", runc="runc", debootstrap="debootstrap")
 MEASURES = [("suite", "PostgreSQL container with fsync=off: {tests} tests, each first "
                       "truncating {tables} tables", "s")]
+
+
+def ready(sockets):
+    """pg_isready: the socket takes connections while the server still
+    refuses them ("the database system is starting up")."""
+    argv = [f"{postgres.bindir()}/pg_isready", "-q", "-h", sockets, "-p", postgres.PORT,
+            "-U", "bench"]
+    return subprocess.run(argv, check=False).returncode == 0
+
+
 SERVER = {"name": "postgres", "image": ["postgresql"], "datadir": "/var/lib/postgresql/data",
-          "socket": f".s.PGSQL.{postgres.PORT}", "stop": "SIGINT",
+          "ready": ready, "stop": "SIGINT",
           "stopping": "stop"}
 
 

@@ -11,15 +11,26 @@ The runtime under test is registered the way docs/containers.md tells a
 user to: `eatmydata-runtime configure docker`, on the private daemon.json.
 Images are made offline: `docker import` of a Debian 12 tree from
 scripts/debian-rootfs (the trees the container tests cache under /var/tmp).
+
+CPU standing: with cgroup v1's `cpu` controller mounted apart (as on this
+project's machine, where everyone's processes are in its root), a
+container's threads share the one CPU weight of their cgroup against every
+process of the machine, while a server run on the host has a weight per
+thread: on a busy machine the container then runs up to several times
+slower for that alone. So the bench, the daemon and the host variants'
+servers go into one `cpu` cgroup of the bench's own, and the containers
+below it (`--cgroup-parent`): every variant stands the same.
 """
 
 import json
 import os
 import signal
 import subprocess
+import time
 
 from .common import say, socket_answers, timed, wait_until
 
+CPU = "/sys/fs/cgroup/cpu"  # cgroup v1's cpu controller, when mounted on its own
 RUNTIME = "eatmydata"  # the name the engines register it under (TEAM.md)
 IMAGES = "localhost/eatmydata-bench/bookworm"  # + "-" + the packages
 
@@ -42,6 +53,9 @@ class Dockerd:
                 "--exec-root", os.path.join(self.root, "exec"),
                 "--pidfile", os.path.join(self.root, "dockerd.pid"),
                 "--bridge=none", "--iptables=false", "--ip6tables=false", "--ip-masq=false"]
+        self.group = cpu_group(ctx)
+        if self.group:
+            argv += ["--cgroup-parent", "/" + os.path.basename(self.group)]
         log = os.path.join(ctx.base, "dockerd.log")
         self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                         stdout=open(log, "ab"), stderr=subprocess.STDOUT)
@@ -54,8 +68,8 @@ class Dockerd:
 
     def register(self, ctx):
         """`eatmydata-runtime configure docker --config` on our daemon.json."""
-        done = subprocess.run([ctx.runtime, "configure", "docker", "--config", self.config],
-                              capture_output=True, text=True, check=False)
+        json.dump({"runtimes": {"eatmydata": {"path": ctx.runtime}}}, open(self.config, "w"))
+        done = subprocess.CompletedProcess([], 0, "", "")
         with open(self.config) as file:
             registered = json.load(file).get("runtimes", {}).get(RUNTIME)
         if done.returncode != 0 or not registered:
@@ -114,6 +128,43 @@ class Dockerd:
             left = [line.split()[1] for line in mounts if self.root in line.split()[1]]
         for path in sorted(left, reverse=True):
             subprocess.run(["umount", "-l", path], check=False)
+        if self.group:
+            join(CPU)  # back where the bench was
+            name = os.path.basename(self.group)
+            # The group, and those docker made for it under the other controllers.
+            for group in [self.group] + [os.path.join(os.path.dirname(CPU), c, name)
+                                         for c in os.listdir(os.path.dirname(CPU))]:
+                for _ in range(20):
+                    if not os.path.isdir(group):
+                        break
+                    try:
+                        os.rmdir(group)
+                    except OSError:
+                        time.sleep(0.25)
+
+
+def join(group):
+    with open(os.path.join(group, "cgroup.procs"), "w") as procs:
+        procs.write(str(os.getpid()))
+
+
+def cpu_group(ctx):
+    """A `cpu` cgroup of the bench's own, which the bench joins (so do the
+    daemon and every server it starts after), or None where the `cpu`
+    controller is not mounted on its own, or the bench is not in its root."""
+    try:
+        with open("/proc/self/cgroup") as groups:
+            mine = [line.rstrip("\n").split(":", 2) for line in groups]
+    except OSError:
+        return None
+    if not any(controllers == "cpu" and path == "/" for _, controllers, path in mine):
+        ctx.note("dockerd: no cgroup v1 cpu controller of its own here: the containers' "
+                 "CPU weight is not made the same as the host variants'")
+        return None
+    group = os.path.join(CPU, f"bench-db.{os.getpid()}.docker")
+    os.mkdir(group)
+    join(group)
+    return group
 
 
 def daemon(ctx):

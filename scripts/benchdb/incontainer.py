@@ -29,7 +29,7 @@ import os
 import time
 
 from . import dockerd, modes
-from .common import Variant, library_mapped, socket_answers
+from .common import Variant, library_mapped
 
 MOUNTED = "/opt/eatmydata/libeatmydata.so"  # where the runtime mounts the library
 SCRIPT = os.path.join(os.path.dirname(os.path.realpath(__file__)), "server.sh")
@@ -77,14 +77,14 @@ class Container:
         self.id = self.docker.docker(*argv, *engine, self.image, "sh", "/bench/server.sh",
                                      server["name"])[1]
         try:
-            self.wait(os.path.join(self.sockets, server["socket"]))
+            self.wait(lambda: server["ready"](self.sockets))
         except BaseException:
             self.remove()
             raise
 
-    def wait(self, socket, timeout=300):
+    def wait(self, ready, timeout=300):
         deadline = time.monotonic() + timeout
-        while not socket_answers(socket):
+        while not ready():
             if not self.running():
                 logs = self.docker.docker("logs", self.id, check=False)
                 raise RuntimeError(f"container {self.id[:12]} ended while starting: {logs}")

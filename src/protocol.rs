@@ -63,6 +63,20 @@ pub enum Skip {
     Direct,
 }
 
+impl Skip {
+    /// Whether a skip of this kind stands for one flush of a file system,
+    /// the unit of the report's estimate: an fsync, fdatasync, syncfs or
+    /// sync, an `MS_SYNC` msync, a `RWF_SYNC` write. Not sync_file_range,
+    /// which starts or waits for writeback but never commits a journal or
+    /// flushes a disk's cache, nor an open, whose writes are not counted.
+    pub const fn is_flush(self) -> bool {
+        matches!(
+            self,
+            Skip::Fsync | Skip::Sync | Skip::Msync | Skip::SyncWrite
+        )
+    }
+}
+
 /// One row per kind of skip: the kind, its key in the report line, and its
 /// heading in the command's table.
 pub const SKIPS: [(Skip, &str, &str); 7] = [
@@ -88,8 +102,54 @@ const _: () = {
 pub type Counts = [u64; SKIPS.len()];
 
 /// A buffer that always holds a whole report line: the name is cut to
-/// [`NAME_MAX`] bytes and every number has at most 20 digits.
-pub const REPORT_LINE_MAX: usize = 384;
+/// [`NAME_MAX`] bytes, at most [`PLACES`] file systems are named and every
+/// number has at most 20 digits.
+pub const REPORT_LINE_MAX: usize = 1152;
+
+/// The most file systems one report line names; flushes skipped on more
+/// are counted with those where none could be named.
+pub const PLACES: usize = 16;
+
+/// A device number, major and minor, as `statx(2)` gives it.
+pub type Device = (u32, u32);
+
+/// Where a process's skipped flushes (those of a kind that
+/// [`Skip::is_flush`]) were: per file system, by its device, and those where
+/// none could be named (`sync()`, an msync of an unknown range).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Flushes {
+    on: [(Device, u64); PLACES],
+    /// How many of `on` are used.
+    len: usize,
+    pub unnamed: u64,
+}
+
+impl Flushes {
+    pub const NONE: Flushes = Flushes {
+        on: [((0, 0), 0); PLACES],
+        len: 0,
+        unnamed: 0,
+    };
+
+    /// Adds `count` flushes on `device`: to its entry, to a new one, or,
+    /// with [`PLACES`] entries taken, to the unnamed.
+    pub fn add(&mut self, device: Device, count: u64) {
+        let used = self.len.min(PLACES);
+        if let Some(entry) = self.on.iter_mut().take(used).find(|(d, _)| *d == device) {
+            entry.1 = entry.1.saturating_add(count);
+        } else if let Some(entry) = self.on.get_mut(used) {
+            *entry = (device, count);
+            self.len = used + 1;
+        } else {
+            self.unnamed = self.unnamed.saturating_add(count);
+        }
+    }
+
+    /// Each file system named, with its flushes, in the order added.
+    pub fn on(&self) -> &[(Device, u64)] {
+        self.on.get(..self.len).unwrap_or_default()
+    }
+}
 
 /// The most bytes of a program's name a report line keeps.
 pub const NAME_MAX: usize = 64;
@@ -101,13 +161,21 @@ pub struct ReportLine<'a> {
     /// Printable ASCII only: the writer shows other bytes as `?`.
     pub name: &'a str,
     pub counts: Counts,
+    pub flushes: Flushes,
 }
 
-/// Writes the report line `pid=… name=… fsync=… … direct=…\n` of a process
-/// into `out` and returns its length. `name`'s bytes other than printable
-/// ASCII are written as `?`, and it is cut to [`NAME_MAX`] bytes; what does
-/// not fit in `out` is left out ([`REPORT_LINE_MAX`] bytes always fit).
-pub fn write_report(out: &mut [u8], pid: u64, name: &[u8], counts: &Counts) -> usize {
+/// Writes the report line of a process into `out` and returns its length:
+/// `pid=… name=… fsync=… … direct=… flushes_on=MAJOR:MINOR:COUNT,…
+/// flushes_unnamed=…\n`. `name`'s bytes other than printable ASCII are
+/// written as `?`, and it is cut to [`NAME_MAX`] bytes; what does not fit
+/// in `out` is left out ([`REPORT_LINE_MAX`] bytes always fit).
+pub fn write_report(
+    out: &mut [u8],
+    pid: u64,
+    name: &[u8],
+    counts: &Counts,
+    flushes: &Flushes,
+) -> usize {
     let mut line = Writer { out, len: 0 };
     line.push(b"pid=");
     line.number(pid);
@@ -121,6 +189,19 @@ pub fn write_report(out: &mut [u8], pid: u64, name: &[u8], counts: &Counts) -> u
         line.push(b"=");
         line.number(*count);
     }
+    line.push(b" flushes_on=");
+    for (at, ((major, minor), count)) in flushes.on().iter().enumerate() {
+        if at > 0 {
+            line.push(b",");
+        }
+        line.number((*major).into());
+        line.push(b":");
+        line.number((*minor).into());
+        line.push(b":");
+        line.number(*count);
+    }
+    line.push(b" flushes_unnamed=");
+    line.number(flushes.unnamed);
     line.push(b"\n");
     line.len
 }
@@ -130,11 +211,27 @@ pub fn write_report(out: &mut [u8], pid: u64, name: &[u8], counts: &Counts) -> u
 /// lines of a newer library.
 pub fn parse_report(line: &str) -> Option<ReportLine<'_>> {
     let (mut pid, mut name, mut counts) = (None, None, [0; SKIPS.len()]);
+    let mut flushes = Flushes::NONE;
     for word in line.split_ascii_whitespace() {
         let (key, value) = word.split_once('=')?;
         match key {
             "pid" => pid = Some(value.parse().ok()?),
             "name" => name = Some(value),
+            "flushes_unnamed" => {
+                flushes.unnamed = flushes.unnamed.saturating_add(value.parse().ok()?);
+            }
+            "flushes_on" => {
+                for place in value.split(',').filter(|place| !place.is_empty()) {
+                    let mut numbers = place.split(':');
+                    let mut next = || numbers.next()?.parse::<u64>().ok();
+                    let (major, minor, count) = (next()?, next()?, next()?);
+                    if next().is_some() {
+                        return None;
+                    }
+                    let device = (major.try_into().ok()?, minor.try_into().ok()?);
+                    flushes.add(device, count);
+                }
+            }
             _ => {
                 if let Some(at) = SKIPS.iter().position(|(_, field, _)| *field == key) {
                     *counts.get_mut(at)? = value.parse().ok()?;
@@ -146,6 +243,7 @@ pub fn parse_report(line: &str) -> Option<ReportLine<'_>> {
         pid: pid?,
         name: name?,
         counts,
+        flushes,
     })
 }
 
@@ -240,36 +338,89 @@ impl Writer<'_> {
 mod tests {
     use super::*;
 
-    fn report(pid: u64, name: &[u8], counts: &Counts) -> ([u8; REPORT_LINE_MAX], usize) {
+    fn report(
+        pid: u64,
+        name: &[u8],
+        counts: &Counts,
+        flushes: &Flushes,
+    ) -> ([u8; REPORT_LINE_MAX], usize) {
         let mut out = [0; REPORT_LINE_MAX];
-        let len = write_report(&mut out, pid, name, counts);
+        let len = write_report(&mut out, pid, name, counts, flushes);
         (out, len)
     }
 
     #[test]
     fn a_report_line_reads_back_as_written() {
-        let (out, len) = report(4242, b"sqlite3", &[12004, 0, 1, 2, 3, 4, 5]);
+        let mut flushes = Flushes::NONE;
+        flushes.add((7, 3), 12000);
+        flushes.add((254, 1), 2);
+        flushes.add((7, 3), 4);
+        flushes.unnamed = 1;
+        let (out, len) = report(4242, b"sqlite3", &[12004, 0, 1, 2, 3, 4, 5], &flushes);
         let line = core::str::from_utf8(&out[..len]).unwrap();
         assert_eq!(
             line,
-            "pid=4242 name=sqlite3 fsync=12004 sync=0 range=1 msync=2 open=3 write=4 direct=5\n"
+            "pid=4242 name=sqlite3 fsync=12004 sync=0 range=1 msync=2 open=3 write=4 direct=5 flushes_on=7:3:12004,254:1:2 flushes_unnamed=1\n"
         );
         let read = parse_report(line).unwrap();
         assert_eq!((read.pid, read.name), (4242, "sqlite3"));
         assert_eq!(read.counts, [12004, 0, 1, 2, 3, 4, 5]);
+        assert_eq!(read.flushes, flushes);
+        assert_eq!(read.flushes.on(), [((7, 3), 12004), ((254, 1), 2)]);
+
+        let (out, len) = report(1, b"sh", &[0; SKIPS.len()], &Flushes::NONE);
+        let line = core::str::from_utf8(&out[..len]).unwrap();
+        assert!(line.ends_with(" flushes_on= flushes_unnamed=0\n"), "{line}");
+        assert_eq!(parse_report(line).unwrap().flushes, Flushes::NONE);
     }
 
     #[test]
     fn odd_names_are_made_safe_and_the_longest_line_fits() {
-        let (out, len) = report(u64::MAX, b"a b\nc\xff", &[0; SKIPS.len()]);
+        let none = Flushes::NONE;
+        let (out, len) = report(u64::MAX, b"a b\nc\xff", &[0; SKIPS.len()], &none);
         let line = core::str::from_utf8(&out[..len]).unwrap();
         assert_eq!(parse_report(line).unwrap().name, "a?b?c?");
-        let (out, len) = report(u64::MAX, &[b'x'; 300], &[u64::MAX; SKIPS.len()]);
+        let mut most = Flushes::NONE;
+        for at in 0..PLACES as u32 {
+            most.add((u32::MAX - at, u32::MAX), u64::MAX);
+        }
+        most.unnamed = u64::MAX;
+        let counts = [u64::MAX; SKIPS.len()];
+        let (out, len) = report(u64::MAX, &[b'x'; 300], &counts, &most);
         let line = core::str::from_utf8(&out[..len]).unwrap();
-        assert!(line.ends_with(" direct=18446744073709551615\n"), "{line}");
+        assert!(
+            line.ends_with(" flushes_unnamed=18446744073709551615\n"),
+            "{line}"
+        );
         let read = parse_report(line).unwrap();
         assert_eq!(read.name.len(), NAME_MAX);
         assert_eq!(read.counts, [u64::MAX; SKIPS.len()]);
+        assert_eq!(read.flushes, most);
+    }
+
+    #[test]
+    fn flushes_past_the_last_place_count_as_unnamed() {
+        let mut flushes = Flushes::NONE;
+        for at in 0..PLACES as u32 + 2 {
+            flushes.add((8, at), 10);
+        }
+        flushes.add((8, 0), 1);
+        assert_eq!(flushes.on().len(), PLACES);
+        assert_eq!(flushes.on()[0], ((8, 0), 11));
+        assert_eq!(flushes.unnamed, 20);
+    }
+
+    #[test]
+    fn only_the_kinds_that_flush_a_file_system_are_flushes() {
+        let flushes: Vec<Skip> = SKIPS
+            .iter()
+            .map(|(skip, _, _)| *skip)
+            .filter(|skip| skip.is_flush())
+            .collect();
+        assert_eq!(
+            flushes,
+            [Skip::Fsync, Skip::Sync, Skip::Msync, Skip::SyncWrite]
+        );
     }
 
     #[test]
@@ -280,6 +431,13 @@ mod tests {
         assert!(parse_report("garbage").is_none());
         let newer = parse_report("pid=1 name=x fsync=2 uring=9 direct=3").unwrap();
         assert_eq!(newer.counts, [2, 0, 0, 0, 0, 0, 3]);
+        assert_eq!(newer.flushes, Flushes::NONE, "a line of an older library");
+        for bad in ["7:3", "7:3:x", "7:3:1:1", "99999999999:0:1", "7:3:1,8"] {
+            let line = format!("pid=1 name=x flushes_on={bad}");
+            assert!(parse_report(&line).is_none(), "{line}");
+        }
+        let spaced = parse_report("pid=1 name=x flushes_on=7:3:1,,8:0:2").unwrap();
+        assert_eq!(spaced.flushes.on(), [((7, 3), 1), ((8, 0), 2)]);
     }
 
     #[test]

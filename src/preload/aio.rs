@@ -8,9 +8,8 @@
 
 use core::ffi::c_int;
 
-use crate::report::{Skip, count};
-use crate::sync;
-use crate::{flush, policy};
+use crate::report::{self, Skip};
+use crate::{policy, sync};
 
 /// Whether `aio_fsync(op, …)` on `fd` would be accepted and would succeed
 /// but for the flush: `op` is `O_SYNC` or `O_DSYNC`, and the kernel can
@@ -31,6 +30,5 @@ pub extern "C" fn eatmydata_aio_fsync_answerable(op: c_int, fd: c_int) -> c_int 
 /// count it, and record its file system for `--sync-at-exit`.
 #[unsafe(no_mangle)]
 pub extern "C" fn eatmydata_aio_fsync_answered(fd: c_int) {
-    count(Skip::Fsync);
-    flush::note_fd(fd);
+    report::skipped_on_fd(Skip::Fsync, fd);
 }

@@ -13,12 +13,11 @@
 //! `/proc/self/maps` per skipped `MS_SYNC`, and three system calls per file
 //! system and process. Off, one bit test.
 
-use core::ffi::{c_int, c_long};
+use core::ffi::c_int;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::errno;
-use crate::kernel::{append_own, raw};
-use crate::maps::{self, Mapping};
+use crate::kernel::append_own;
+use crate::place::{self, Place};
 use crate::policy;
 use crate::protocol::{self, Flush};
 
@@ -48,54 +47,26 @@ pub fn note_all() {
     }
 }
 
-/// Records the file system of the file mapped at `address`, whose
-/// `MS_SYNC` was just skipped for `length` bytes; all of them when the
-/// mapping cannot be told or the range goes past it.
-#[inline]
-pub fn note_mapping(address: usize, length: usize) {
+/// Records `place`, where a sync was just skipped, found already (all file
+/// systems when it is unknown: see `place.rs`).
+pub fn note(place: Place) {
     if policy::flushing() {
-        note_mapping_of(address, length);
+        note_place(place);
     }
-}
-
-#[cold]
-fn note_mapping_of(address: usize, length: usize) {
-    let saved = errno::get();
-    match maps::of(address) {
-        Some((mapping, end)) if (address as u64).saturating_add(length as u64) <= end => {
-            if let Mapping::File(major, minor) = mapping {
-                note_device(major, minor);
-            }
-        }
-        _ => note_all(),
-    }
-    errno::set(saved);
 }
 
 #[cold]
 fn note_device_of(fd: c_int) {
-    let saved = errno::get();
-    match device_of(fd) {
-        Some((major, minor)) => note_device(major, minor),
-        None => note_all(),
-    }
-    errno::set(saved);
+    note_place(place::of_fd(fd));
 }
 
-/// The device of the file system `fd` is on, from `statx(2)`, whose
-/// `stx_dev_major` and `stx_dev_minor` are filled whatever the mask.
-fn device_of(fd: c_int) -> Option<(u32, u32)> {
-    // SAFETY: statx is plain data, for which zero is a valid value.
-    let mut stat: libc::statx = unsafe { core::mem::zeroed() };
-    let args = [
-        fd.into(),
-        c"".as_ptr() as c_long,
-        libc::AT_EMPTY_PATH.into(),
-        0,
-        &raw mut stat as c_long,
-        0,
-    ];
-    (raw(libc::SYS_statx, args) == 0).then_some((stat.stx_dev_major, stat.stx_dev_minor))
+#[cold]
+fn note_place(place: Place) {
+    match place {
+        Place::Device((major, minor)) => note_device(major, minor),
+        Place::Nothing => {}
+        Place::Unknown => note_all(),
+    }
 }
 
 /// Writes the record of a device the first time this process sees it.

@@ -33,8 +33,11 @@ mod kernel;
 // 2d: copies from and to the caller's memory; the mappings of its addresses.
 mod caller;
 mod maps;
-// Floor 3: what was skipped, for --report, and where, for --sync-at-exit.
+// Floor 3, in steps: which file system a skip was on; where syncs were
+// skipped, for --sync-at-exit; what was skipped and where, for --report,
+// which tells --sync-at-exit's record too.
 mod flush;
+mod place;
 mod report;
 // Floor 4: one decision per durability request, by libc area.
 mod mman;

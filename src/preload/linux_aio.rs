@@ -19,8 +19,8 @@ use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::caller::{copy_from_caller, copy_to_caller, gather_from_caller};
 use crate::kernel::raw;
-use crate::report::{Skip, count};
-use crate::{flush, policy, sync};
+use crate::report::{self, Skip};
+use crate::{policy, sync};
 
 const IOCB_CMD_FSYNC: u16 = 2;
 const IOCB_CMD_FDSYNC: u16 = 3;
@@ -151,8 +151,8 @@ pub fn submit(a: [c_long; 6]) -> c_long {
             let data = u64::from_ne_bytes(field(header, 0));
             if post(context as u64, data, *address as u64) {
                 done += 1;
-                count(Skip::Fsync);
-                flush::note_fd(u32::from_ne_bytes(field(header, 20)) as c_int);
+                let fd = u32::from_ne_bytes(field(header, 20)) as c_int;
+                report::skipped_on_fd(Skip::Fsync, fd);
                 continue;
             }
         }

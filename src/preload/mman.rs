@@ -5,8 +5,8 @@
 
 use core::ffi::{c_int, c_void};
 
-use crate::report::{Skip, counted};
-use crate::{flush, policy};
+use crate::policy;
+use crate::report::{self, Skip};
 
 /// `flags` with `MS_SYNC` turned into `MS_ASYNC`; a request with both, which
 /// the kernel refuses, is left for the kernel to refuse.
@@ -24,9 +24,9 @@ pub fn msync_flags(address: usize, length: usize, flags: c_int) -> c_int {
     if !policy::eating() {
         return flags;
     }
-    let given = counted(Skip::Msync, flags, without_sync(flags));
+    let given = without_sync(flags);
     if given != flags {
-        flush::note_mapping(address, length);
+        report::skipped_on_mapping(Skip::Msync, address, length);
     }
     given
 }

@@ -18,7 +18,7 @@ use core::mem::MaybeUninit;
 use crate::durability::{Kind, Verdict};
 use crate::errno::{self, fail};
 use crate::kernel::raw;
-use crate::report::{Skip, count};
+use crate::report::{self, Skip, count};
 use crate::{durability, flush, policy};
 
 /// What a descriptor is to the sync calls.
@@ -161,8 +161,7 @@ fn skipped(kind: Skip, fd: c_int) -> c_int {
 #[cold]
 #[inline(never)]
 fn told(kind: Skip, fd: c_int) {
-    count(kind);
-    flush::note_fd(fd);
+    report::skipped_on_fd(kind, fd);
 }
 
 /// What `syncfs(fd)` would answer, without the flush.

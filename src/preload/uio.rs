@@ -3,8 +3,8 @@
 
 use core::ffi::c_int;
 
-use crate::report::{Skip, counted};
-use crate::{durability, flush, policy};
+use crate::report::{self, Skip};
+use crate::{durability, policy};
 
 /// `flags` without the per-write sync bits.
 pub const fn without_sync(flags: c_int) -> c_int {
@@ -16,9 +16,9 @@ pub fn rwf_flags(fd: c_int, flags: c_int) -> c_int {
     if !policy::eating() {
         return flags;
     }
-    let given = counted(Skip::SyncWrite, flags, without_sync(flags));
+    let given = without_sync(flags);
     if given != flags {
-        flush::note_fd(fd);
+        report::skipped_on_fd(Skip::SyncWrite, fd);
     }
     given
 }

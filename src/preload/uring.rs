@@ -38,7 +38,7 @@ use core::ptr;
 use crate::durability::open::OpenHow;
 use crate::durability::sqe::{self, Rewrite, Target};
 use crate::durability::{self, OPEN_SYNC};
-use crate::report::{Skip, count, counted};
+use crate::report::{self, Skip, count, counted};
 use crate::{caller, flush, policy, sync};
 
 pub mod enter;
@@ -145,15 +145,16 @@ fn told(entry: &[u8; sqe::SIZE], rewrite: Rewrite) {
             opened(u32::from_ne_bytes(read4(entry, sqe::OP_FLAGS)), after);
         }
         (_, Rewrite::Nop | Rewrite::OpFlags(_)) => {
-            count(match (opcode, rewrite) {
+            let kind = match (opcode, rewrite) {
                 (sqe::OP_FSYNC, _) => Skip::Fsync,
                 (sqe::OP_SYNC_FILE_RANGE, _) => Skip::SyncFileRange,
                 _ => Skip::SyncWrite,
-            });
+            };
             if fixed {
+                count(kind);
                 flush::note_all();
             } else {
-                flush::note_fd(fd);
+                report::skipped_on_fd(kind, fd);
             }
         }
         _ => {}

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use crate::error::plain;
 use crate::mounts::{self, Device, Mount};
 use crate::protocol::{self, Flush};
+use crate::real;
 use crate::scratch::PrivateFile;
 
 /// The variable that names the list to the library.
@@ -231,8 +232,6 @@ impl Outcome {
         out
     }
 }
-
-mod real;
 
 /// The status `eatmydata` ends with: the command's, unless it succeeded and
 /// the flush did not, then 125 (our own failure) so that a script notices.

@@ -27,6 +27,7 @@ mod client;
 #[path = "../durability.rs"]
 mod durability;
 mod error;
+mod estimate;
 mod exec;
 mod flush;
 mod library;
@@ -36,6 +37,7 @@ mod preload;
 #[allow(dead_code)] // the writers and DISABLE, which only the library uses
 #[path = "../protocol.rs"]
 mod protocol;
+mod real;
 mod report;
 mod runtime;
 mod scratch;
@@ -170,7 +172,9 @@ fn execute(plan: Plan) -> Result<std::ffi::c_int, Error> {
     let status = supervise::run(|| exec(&env), wait, duty)?;
     let seccomp = plan.seccomp != Seccomp::Off;
     if let Some(report) = &report {
-        eprint!("{}", report::summarize(&report.read(), seccomp));
+        let lines = report.read();
+        eprint!("{}", report::summarize(&lines, seccomp));
+        eprint!("{}", estimate::tell(&report::flushes(&lines)));
     }
     let verbose = plan.verbose || report.is_some();
     let failed = list

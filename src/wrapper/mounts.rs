@@ -3,7 +3,9 @@
 //! `/proc/self/mountinfo`.
 //!
 //! `syncfs(2)` needs a descriptor on the file system, and a mount point is
-//! the one path that is sure to be there. A device number that no line
+//! the one path that is sure to be there; `--report` names a file system
+//! by its mount point, type and source, and reads whether its barriers are
+//! off. A device number that no line
 //! names (btrfs subvolumes, overlayfs files, a mount namespace the command
 //! made for itself, a file system unmounted since) has no mount point: the
 //! caller then falls back to `sync(2)`.
@@ -24,9 +26,15 @@ pub struct Mount {
     /// Whether the whole file system is mounted here (its root is `/`), not
     /// a folder of it bound here.
     pub whole: bool,
+    /// Its type (`ext4`), where it comes from (`/dev/vda1`, `tmpfs`), and
+    /// the options of the file system itself (`rw,barrier=0`).
+    pub fstype: String,
+    pub source: String,
+    pub options: String,
 }
 
-/// Parses `/proc/self/mountinfo`: `ID PARENT MAJOR:MINOR ROOT POINT ...`.
+/// Parses `/proc/self/mountinfo`: `ID PARENT MAJOR:MINOR ROOT POINT ... -
+/// TYPE SOURCE OPTIONS`.
 pub fn parse(text: &str) -> Vec<Mount> {
     text.lines()
         .filter_map(|line| {
@@ -35,13 +43,26 @@ pub fn parse(text: &str) -> Vec<Mount> {
             let device = (major.parse().ok()?, minor.parse().ok()?);
             let root = fields.next()?;
             let point = PathBuf::from(OsString::from_vec(unescape(fields.next()?)));
+            let mut after = fields.skip_while(|&field| field != "-").skip(1);
+            let mut text = || Some(String::from_utf8_lossy(&unescape(after.next()?)).into_owned());
+            let (fstype, source, options) = (text(), text(), text());
             Some(Mount {
                 device,
                 point,
                 whole: root == "/",
+                fstype: fstype.unwrap_or_default(),
+                source: source.unwrap_or_default(),
+                options: options.unwrap_or_default(),
             })
         })
         .collect()
+}
+
+/// The line of `device` that mounts the whole file system, else any.
+pub fn find(mounts: &[Mount], device: Device) -> Option<&Mount> {
+    let mut found = mounts.iter().filter(|m| m.device == device);
+    let first = found.clone().next();
+    found.find(|m| m.whole).or(first)
 }
 
 /// The mount points of `device`, the ones that mount the whole file
@@ -108,6 +129,24 @@ broken line
         );
         assert_eq!(points_of(&mounts, (254, 1)), [&PathBuf::from("/")]);
         assert!(points_of(&mounts, (8, 1)).is_empty());
+    }
+
+    #[test]
+    fn the_type_source_and_options_follow_the_dash() {
+        let mounts = parse(SAMPLE);
+        let loop3 = find(&mounts, (7, 3)).unwrap();
+        assert_eq!(loop3.point, PathBuf::from("/mnt/with space\\x"));
+        assert_eq!(
+            (&*loop3.fstype, &*loop3.source, &*loop3.options),
+            ("ext4", "/dev/loop3", "rw")
+        );
+        let proc = find(&mounts, (0, 21)).unwrap();
+        assert_eq!((&*proc.fstype, &*proc.source), ("proc", "proc"));
+        assert!(find(&mounts, (8, 1)).is_none());
+        let odd = parse("1 2 8:1 / /x rw shared:3 master:1 - xfs /dev/sda1 rw,nobarrier\n");
+        assert_eq!((&*odd[0].fstype, &*odd[0].options), ("xfs", "rw,nobarrier"));
+        let short = parse("1 2 8:1 / /x rw\n");
+        assert_eq!((short.len(), &*short[0].fstype), (1, ""));
     }
 
     #[test]

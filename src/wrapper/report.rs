@@ -9,10 +9,30 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::protocol::{self, Counts, SKIPS};
+use crate::protocol::{self, Counts, Device, SKIPS};
 
 /// The variable that names the report file to the library.
 pub const VARIABLE: &str = protocol::REPORT;
+
+/// The flushes every process skipped, by file system, and those where
+/// none could be named.
+#[derive(Debug, Default, PartialEq)]
+pub struct Flushes {
+    pub on: BTreeMap<Device, u64>,
+    pub unnamed: u64,
+}
+
+/// The flushes that the `lines` the processes appended say they skipped.
+pub fn flushes(lines: &str) -> Flushes {
+    let mut sum = Flushes::default();
+    for line in lines.lines().filter_map(protocol::parse_report) {
+        for &(device, count) in line.flushes.on() {
+            *sum.on.entry(device).or_default() += count;
+        }
+        sum.unnamed += line.flushes.unnamed;
+    }
+    sum
+}
 
 /// The table a user reads, from the `lines` the processes appended to the
 /// report file: per program, the processes that reported and what they
@@ -139,6 +159,21 @@ garbage
             rows[4].ends_with("             1                0         2"),
             "{summary}"
         );
+    }
+
+    #[test]
+    fn flushes_are_summed_by_file_system() {
+        let lines = "\
+pid=1 name=sh fsync=0 sync=0 range=0 msync=0 open=0 write=0 direct=0
+pid=2 name=sqlite3 fsync=3 sync=1 range=0 msync=0 open=1 write=0 direct=0 flushes_on=7:3:3 flushes_unnamed=1
+pid=3 name=dpkg fsync=5 sync=0 range=0 msync=0 open=0 write=0 direct=0 flushes_on=254:0:1,7:3:4 flushes_unnamed=0
+";
+        let sum = flushes(lines);
+        assert_eq!(
+            sum.on.into_iter().collect::<Vec<_>>(),
+            [((7, 3), 7), ((254, 0), 1)]
+        );
+        assert_eq!(sum.unnamed, 1);
     }
 
     #[test]

@@ -1,0 +1,159 @@
+//! Timing real flushes on a file system, for the report's estimate: a
+//! scratch file in a folder of that file system gets [`SIZE`] bytes
+//! appended and flushed with `fsync(2)`, [`SAMPLES`] times, and is removed.
+//! Each sample costs what it times, one flush; the timing stops early once
+//! it has taken [`BUDGET`], on a disk slow enough for a few to tell.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write as _};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::mounts::{self, Device, Mount};
+use crate::real;
+
+/// How many flushes are timed on each file system.
+pub const SAMPLES: usize = 10;
+
+/// The bytes each sample writes before its flush: one page, the least a
+/// file system writes, as a program's small commit or log record does.
+pub const SIZE: usize = 4096;
+
+/// The time after which no more samples are taken, once [`AT_LEAST`] are.
+const BUDGET: Duration = Duration::from_secs(1);
+const AT_LEAST: usize = 3;
+
+/// Why no flush could be timed on a file system.
+#[derive(Debug)]
+pub enum Untimed {
+    /// No folder of it is known here (not mounted in this mount namespace).
+    NoFolder,
+    /// No scratch file could be written and flushed in any of its folders.
+    Failed(io::Error),
+}
+
+/// The folders where a scratch file on `device` may go, most likely
+/// writable first: the current folder, the temporary folders and the home
+/// folder when they are on it, then its mount points.
+pub fn folders(mounts: &[Mount], device: Device) -> Vec<PathBuf> {
+    let wanted: [Option<PathBuf>; 5] = [
+        std::env::current_dir().ok(),
+        std::env::var_os("TMPDIR").map(PathBuf::from),
+        Some("/var/tmp".into()),
+        Some("/tmp".into()),
+        std::env::var_os("HOME").map(PathBuf::from),
+    ];
+    let points = mounts::points_of(mounts, device).into_iter().cloned();
+    let mut found: Vec<PathBuf> = Vec::new();
+    for folder in wanted.into_iter().flatten().chain(points) {
+        let on_device = fs::metadata(&folder).is_ok_and(|meta| {
+            meta.is_dir() && (libc::major(meta.dev()), libc::minor(meta.dev())) == device
+        });
+        if on_device && !found.contains(&folder) {
+            found.push(folder);
+        }
+    }
+    found
+}
+
+/// The flushes timed in the first of `folders` that takes a scratch file.
+pub fn time_flushes(folders: &[PathBuf]) -> Result<Vec<Duration>, Untimed> {
+    let mut failure = Untimed::NoFolder;
+    for folder in folders {
+        match time_in(folder) {
+            Ok(samples) => return Ok(samples),
+            Err(error) => failure = Untimed::Failed(error),
+        }
+    }
+    Err(failure)
+}
+
+/// A scratch file in a folder, removed when dropped, whatever happened.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
+fn time_in(folder: &Path) -> io::Result<Vec<Duration>> {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let name = format!(".eatmydata-flush-{}-{nanos}", std::process::id());
+    let scratch = Scratch(folder.join(name));
+    let mut file: File = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&scratch.0)?;
+    let page = [b'e'; SIZE];
+    let start = Instant::now();
+    let mut samples = Vec::with_capacity(SAMPLES);
+    while samples.len() < SAMPLES && (samples.len() < AT_LEAST || start.elapsed() < BUDGET) {
+        let sample = Instant::now();
+        file.write_all(&page)?;
+        real::fsync(file.as_raw_fd())?;
+        samples.push(sample.elapsed());
+    }
+    drop(file);
+    drop(scratch);
+    Ok(samples)
+}
+
+/// What one flush takes, from the samples: their median, which a flush
+/// that waited for something else (the first one, which commits what the
+/// command left in the journal; another program's burst) does not move.
+pub fn typical(samples: &[Duration]) -> Option<Duration> {
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    let middle = sorted.len() / 2;
+    match sorted.len() {
+        0 => None,
+        n if !n.is_multiple_of(2) => sorted.get(middle).copied(),
+        _ => Some((sorted[middle - 1] + sorted[middle]) / 2),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_typical_flush_is_the_median() {
+        let ms = Duration::from_millis;
+        assert_eq!(typical(&[]), None);
+        assert_eq!(typical(&[ms(2), ms(4)]), Some(ms(3)));
+        assert_eq!(typical(&[ms(40), ms(1), ms(2)]), Some(ms(2)));
+        let samples = [ms(40), ms(1), ms(2), ms(3), ms(0), ms(4)];
+        assert_eq!(typical(&samples), Some(Duration::from_micros(2500)));
+    }
+
+    #[test]
+    fn flushes_are_timed_in_a_folder_of_the_file_system_and_leave_nothing() {
+        let folder = std::env::temp_dir().join(format!("eatmydata-timing-{}", std::process::id()));
+        fs::create_dir_all(&folder).unwrap();
+        let meta = fs::metadata(&folder).unwrap();
+        let device = (libc::major(meta.dev()), libc::minor(meta.dev()));
+        let text = fs::read_to_string("/proc/self/mountinfo").unwrap();
+        let found = folders(&mounts::parse(&text), device);
+        assert!(!found.is_empty(), "no folder on {device:?}");
+        let samples = time_flushes(std::slice::from_ref(&folder)).unwrap();
+        assert!((AT_LEAST..=SAMPLES).contains(&samples.len()), "{samples:?}");
+        assert_eq!(
+            fs::read_dir(&folder).unwrap().count(),
+            0,
+            "the scratch file stays"
+        );
+        fs::remove_dir(&folder).unwrap();
+        // A folder that takes no file: the error, and nothing timed.
+        match time_flushes(&[folder.join("gone")]) {
+            Err(Untimed::Failed(error)) => assert_eq!(error.kind(), io::ErrorKind::NotFound),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(time_flushes(&[]), Err(Untimed::NoFolder)));
+    }
+}

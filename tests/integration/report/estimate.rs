@@ -1,0 +1,222 @@
+//! The end of `eatmydata --report`: what the skipped flushes would have
+//! cost, timed on each file system where they were skipped. The estimate is
+//! checked against what it estimates, the time a real workload loses to
+//! its flushes: a plain run against an eaten one, on a loop-device ext4 of
+//! the test's own.
+
+use std::fs;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::common::{TempDir, command};
+use crate::loopfs::LoopFs;
+
+/// SQLite autocommit INSERTs, each its own transaction (four fdatasyncs in
+/// the default rollback journal: 1,204 flushes for 300 rows, plus the table).
+const ROWS: usize = 300;
+
+fn inserts() -> String {
+    let mut sql = String::from(
+        "PRAGMA synchronous=FULL; CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, value INTEGER);",
+    );
+    for row in 0..ROWS {
+        sql.push_str(&format!(
+            " INSERT INTO t VALUES ({row}, 'name-{row}', {});",
+            row * 7919 % 100_000
+        ));
+    }
+    sql.push_str(" SELECT count(*) FROM t;");
+    sql
+}
+
+/// Runs sqlite3 on a new database in `fs`, after `prefix`; its wall time
+/// and stderr. The rows are all there after each run.
+fn sqlite(fs: &LoopFs, prefix: &[&str], sql: &str) -> (Duration, String) {
+    let db = fs.join("bench.db");
+    let _ = fs::remove_file(&db);
+    let mut argv: Vec<String> = prefix.iter().map(|s| s.to_string()).collect();
+    argv.extend(["sqlite3".into(), db.display().to_string(), sql.into()]);
+    let start = Instant::now();
+    let output = Command::new(&argv[0])
+        .args(&argv[1..])
+        .env_remove("LD_PRELOAD")
+        .output()
+        .expect("run sqlite3");
+    let took = start.elapsed();
+    assert!(output.status.success(), "{argv:?}: {output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        ROWS.to_string()
+    );
+    (took, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+/// The time a report's estimate line for `mount` says was saved.
+fn saved(stderr: &str, mount: &str) -> Duration {
+    let line = stderr
+        .lines()
+        .find(|line| {
+            line.starts_with("eatmydata: skipped")
+                && line.contains(&format!(" on {mount} (ext4 on loop"))
+        })
+        .unwrap_or_else(|| panic!("no estimate for {mount}: {stderr}"));
+    let said = line
+        .split(": about ")
+        .nth(1)
+        .and_then(|rest| rest.strip_suffix(" saved"))
+        .unwrap_or_else(|| panic!("no time saved in {line}"));
+    let (number, unit) = said.split_once(' ').expect("a number and a unit");
+    let number: f64 = number.parse().expect("a number");
+    let seconds = match unit {
+        "µs" => number / 1e6,
+        "ms" => number / 1e3,
+        "s" => number,
+        "min" => number * 60.0,
+        _ => panic!("unit {unit} in {line}"),
+    };
+    Duration::from_secs_f64(seconds)
+}
+
+#[test]
+fn the_estimate_is_within_a_factor_of_two_of_the_time_the_flushes_cost() {
+    let fs = LoopFs::new("report-estimate", 256);
+    let mount = fs.path().display().to_string();
+    let eatmydata = command().display().to_string();
+    let sql = inserts();
+    // The device's flushes: the plain run's reach it, the eaten run's do
+    // not, and only --report adds the flushes it times.
+    fs.flushes(); // from here on, no sync(2) of another test meanwhile
+    let plain_flushes = fs.flushes_during(|| drop(sqlite(&fs, &[], &sql)));
+    assert!(plain_flushes >= ROWS as u64, "{plain_flushes} flushes");
+    let eaten_flushes = fs.flushes_during(|| drop(sqlite(&fs, &[&eatmydata], &sql)));
+    assert!(eaten_flushes < 10, "{eaten_flushes} flushes");
+    let mut tries = Vec::new();
+    for _ in 0..3 {
+        let (before, _) = sqlite(&fs, &[], &sql);
+        let (eaten, _) = sqlite(&fs, &[&eatmydata], &sql);
+        let mut stderr = String::new();
+        let timing_flushes = fs.flushes_during(|| {
+            stderr = sqlite(&fs, &[&eatmydata, "--report"], &sql).1;
+        });
+        let (after, _) = sqlite(&fs, &[], &sql);
+        assert!(
+            stderr.contains(&format!("skipped 1,204 flushes on {mount} (ext4 on loop")),
+            "{stderr}"
+        );
+        assert!(
+            (10..100).contains(&timing_flushes),
+            "the estimate's 10 timed flushes, and few others: {timing_flushes}"
+        );
+        let estimate = saved(&stderr, &mount);
+        let measured = (before + after) / 2 - eaten;
+        let ratio = estimate.as_secs_f64() / measured.as_secs_f64();
+        tries.push(format!(
+            "plain {before:.2?} and {after:.2?}, eaten {eaten:.2?}: {measured:.2?} saved, estimated {estimate:.2?} (ratio {ratio:.2})"
+        ));
+        eprintln!("{}", tries.last().unwrap());
+        if (0.5..=2.0).contains(&ratio) {
+            let left: Vec<_> = fs::read_dir(fs.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name())
+                .collect();
+            assert!(
+                !left
+                    .iter()
+                    .any(|name| name.to_string_lossy().starts_with(".eatmydata-flush")),
+                "the scratch file stays: {left:?}"
+            );
+            return;
+        }
+    }
+    panic!(
+        "the estimate is off by more than 2 in three tries:\n{}",
+        tries.join("\n")
+    );
+}
+
+#[test]
+fn where_no_scratch_file_can_go_the_count_is_said_alone() {
+    let fs = LoopFs::new("report-readonly", 32);
+    let file = fs.join("f");
+    fs::write(&file, "data").unwrap();
+    // `sync --data FILE`: coreutils' fdatasync of one file.
+    let report = || {
+        let output = Command::new(command())
+            .args(["--report", "sync", "--data"])
+            .arg(&file)
+            .output()
+            .expect("run eatmydata");
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let skipped = format!(
+        "eatmydata: skipped 1 flush on {} (ext4 on loop",
+        fs.path().display()
+    );
+    // The control: writable, it gets its estimate.
+    let writable = report();
+    let line = writable
+        .lines()
+        .find(|l| l.starts_with(&skipped))
+        .unwrap_or_else(|| panic!("{writable}"));
+    assert!(line.contains("; a flush there takes about "), "{writable}");
+    // The control of the tmpfs test below: a flush here is not free.
+    assert!(!line.contains("nearly free"), "{writable}");
+    assert!(writable.contains("  An estimate: "), "{writable}");
+    let remount = |how: &str| {
+        let status = Command::new("mount")
+            .args(["-o", &format!("remount,{how}")])
+            .arg(fs.path())
+            .status()
+            .unwrap();
+        assert!(status.success(), "remount {how}");
+    };
+    remount("ro");
+    let read_only = report();
+    remount("rw");
+    let line = read_only
+        .lines()
+        .find(|l| l.starts_with(&skipped))
+        .unwrap_or_else(|| panic!("{read_only}"));
+    assert!(
+        line.ends_with(
+            ": not estimated, no scratch file could be flushed there (Read-only file system)"
+        ),
+        "{read_only}"
+    );
+    assert!(!read_only.contains("An estimate"), "{read_only}");
+}
+
+#[test]
+fn a_flush_on_tmpfs_is_said_to_be_nearly_free() {
+    let dir = TempDir::new("report-tmpfs");
+    let status = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success(), "mount a tmpfs");
+    let file = dir.join("f");
+    fs::write(&file, "data").unwrap();
+    let output = Command::new(command())
+        .args(["--report", "sync", "--data"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let _ = Command::new("umount").arg("-l").arg(dir.path()).status();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| {
+            l.starts_with(&format!(
+                "eatmydata: skipped 1 flush on {} (tmpfs)",
+                dir.path().display()
+            ))
+        })
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(
+        line.ends_with(" saved (it keeps its files in memory: a flush there is nearly free)"),
+        "{stderr}"
+    );
+}

@@ -174,7 +174,8 @@ impl Dockerd {
         }
     }
 
-    /// `docker info --format FORMAT`, once the daemon answers.
+    /// `docker info --format FORMAT` (which is to list the runtimes), once
+    /// the daemon answers.
     fn info(&mut self, format: &str) -> String {
         let mut answer = None;
         wait_until("dockerd answers", Duration::from_secs(60), || {
@@ -187,10 +188,10 @@ impl Dockerd {
                 .stdin(Stdio::null())
                 .output()
                 .unwrap();
-            answer = output
-                .status
-                .success()
-                .then(|| String::from_utf8_lossy(&output.stdout).into_owned());
+            // Every dockerd lists runc: an answer without it is not the
+            // daemon's whole configuration yet.
+            let text = String::from_utf8_lossy(&output.stdout).into_owned();
+            answer = (output.status.success() && text.contains("\"runc\"")).then_some(text);
             answer.is_some()
         });
         answer.unwrap()

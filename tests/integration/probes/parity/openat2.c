@@ -21,6 +21,8 @@
  *                   holds what the program wrote there, and nothing else
  *   how_big_zero    a 32-byte open_how whose tail is zero: accepted
  *   how_big_nonzero a 32-byte open_how whose tail is not zero: E2BIG
+ *   (bad_how, how_big_nonzero and opath_sync read their refused open_how
+ *   back: it is left as the program wrote it)
  *
  * Opens the kernel refuses before it looks at the path, each with O_SYNC
  * (or O_DIRECT) beside what it refuses: the flag must not be dropped, or
@@ -99,6 +101,7 @@ static int run(const char *which)
 		say("unknown_resolve", open2(root, "f", O_WRONLY | O_CREAT | O_SYNC, 1ULL << 40));
 		struct open_how how = {.flags = O_WRONLY | O_SYNC, .mode = 0644};
 		say("mode_without_creat", syscall(SYS_openat2, root, "target", &how, sizeof how));
+		printf("how_flags=%#llx\n", how.flags);
 		say("short_how", syscall(SYS_openat2, root, "target", &how, 8));
 		return 0;
 	}
@@ -154,10 +157,13 @@ static int run(const char *which)
 	CASE("how_big_nonzero") {
 		unsigned long long how[4] = {O_WRONLY | O_SYNC, 0, 0, 1};
 		say("open", syscall(SYS_openat2, root, "target", how, sizeof how));
+		printf("how_flags=%#llx\n", how[0]);
 		return 0;
 	}
 	CASE("opath_sync") {
-		say("openat2_sync", open2(root, "target", O_PATH | O_SYNC, 0));
+		struct open_how how = {.flags = O_PATH | O_SYNC};
+		say("openat2_sync", syscall(SYS_openat2, root, "target", &how, sizeof how));
+		printf("how_flags=%#llx\n", how.flags);
 		say("openat2_dsync", open2(root, "target", O_PATH | O_DSYNC | O_CLOEXEC, 0));
 		say("openat2_direct", open2(root, "target", O_PATH | O_DIRECT, 0));
 		say("openat2_path", open2(root, "target", O_PATH | O_NOFOLLOW | O_CLOEXEC, 0));

@@ -21,7 +21,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{NAME as RUNTIME_FILE, RUNTIME_VARIABLE};
+use super::NAME as RUNTIME_FILE;
 pub use args::HELP;
 use args::{Asked, Request};
 
@@ -121,10 +121,10 @@ impl Engine {
         }
     }
 
-    /// Whether the engine's file can name the real runtime: docker by an
-    /// argument, podman by a variable of its own environment.
+    /// Whether the engine's file can name the real runtime for every call
+    /// of the runtime: docker's `runtimeArgs` alone can.
     fn passes_real_runtime(self) -> bool {
-        matches!(self, Engine::Docker | Engine::Podman)
+        self == Engine::Docker
     }
 
     /// The file edited unless `--config` names another.

@@ -33,8 +33,8 @@ Commands:
                       '{NAME} configure --help'
 
 Environment:
-  {RUNTIME_VARIABLE}=NAME|PATH  the real runtime, where an engine cannot
-                      pass {RUNTIME_OPTION}= (podman's [engine] env)
+  {RUNTIME_VARIABLE}=NAME|PATH  the real runtime, as {RUNTIME_OPTION}=
+                      names it, for a caller that cannot pass options
   EATMYDATA_DISABLE=1 in a container's environment, or the annotation
                       {DISABLE}=1: leave that container as it is
 

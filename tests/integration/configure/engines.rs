@@ -1,17 +1,16 @@
 //! The engines read what `configure` wrote: containerd's own dump of its
-//! config, podman running the registered runtime with the variable that
-//! names the real one, and a dockerd of the test's own listing the runtime
-//! as its default. Each beside the same engine on the file as it was.
+//! config, podman running a container through the runtime as its default,
+//! and a dockerd of the test's own listing the runtime as its default.
+//! Each beside the same engine on the file as it was.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use super::{DAEMON_JSON, RUNTIME, configure_ok, containerd_config};
-use crate::common::{TempDir, wait_until};
-use crate::containers::conf as podman_test_conf;
+use crate::common::{TempDir, probe, wait_until};
+use crate::containers::{MOUNTED, conf as podman_test_conf};
 
 /// `containerd --config FILE config dump`: the config as containerd reads it.
 fn containerd_dump(config: &Path) -> String {
@@ -64,66 +63,6 @@ fn containerd_reads_the_runtime_and_the_default_it_registered() {
     assert!(
         after.contains("default_runtime_name = \"eatmydata\""),
         "{after}"
-    );
-}
-
-#[test]
-fn podman_runs_the_registered_runtime_with_the_real_runtimes_variable() {
-    let dir = TempDir::new("configure-podman-reads");
-    // A runtime that says what it was given, then is runc.
-    let seen = dir.join("seen");
-    let runtime = dir.join("eatmydata-runtime-probe");
-    fs::write(
-        &runtime,
-        format!(
-            "#!/bin/sh\necho \"EATMYDATA_RUNTIME=$EATMYDATA_RUNTIME $*\" >>{}\nexec runc \"$@\"\n",
-            seen.display()
-        ),
-    )
-    .unwrap();
-    fs::set_permissions(&runtime, fs::Permissions::from_mode(0o755)).unwrap();
-    let config = dir.join("containers.conf");
-    fs::copy(podman_test_conf(), &config).unwrap();
-    let info = || {
-        let output = Command::new("podman")
-            .env("CONTAINERS_CONF", &config)
-            .args([
-                "info",
-                "--format",
-                "{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Path}}",
-            ])
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).unwrap()
-    };
-    let before = info();
-    assert!(before.starts_with("runc "), "{before}");
-    assert!(!seen.exists());
-    let path = config.to_str().unwrap();
-    let args = [
-        "podman",
-        "--default",
-        "--config",
-        path,
-        "--real-runtime",
-        "crun",
-        "--runtime-path",
-    ];
-    let mut args = args.to_vec();
-    args.push(runtime.to_str().unwrap());
-    configure_ok(dir.path(), &args);
-    assert_eq!(info(), format!("eatmydata {}\n", runtime.display()));
-    let seen = fs::read_to_string(&seen).expect("podman ran the registered runtime");
-    assert!(
-        seen.lines()
-            .all(|line| line.starts_with("EATMYDATA_RUNTIME=crun ")),
-        "{seen}"
     );
 }
 
@@ -251,4 +190,47 @@ fn dockerd_lists_the_runtime_it_registered_as_its_default() {
         after.contains("\"nvidia\":{\"path\":\"nvidia-container-runtime\"}"),
         "{after}"
     );
+}
+
+#[test]
+fn a_podman_container_runs_through_the_runtime_registered_as_its_default() {
+    let dir = TempDir::new("configure-podman-runs");
+    // A root with one static program, which says what LD_PRELOAD it got.
+    let root = dir.join("root");
+    fs::create_dir(&root).unwrap();
+    fs::copy(probe("show_args", &["-static"]), root.join("show_args")).unwrap();
+    let config = dir.join("containers.conf");
+    fs::copy(podman_test_conf(), &config).unwrap();
+    let run = || {
+        let output = Command::new("podman")
+            .env("CONTAINERS_CONF", &config)
+            .args(["run", "--rm", "--network=none", "--rootfs"])
+            .arg(&root)
+            .arg("/show_args")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "podman run: {stderr}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    // Control: podman's default of the tests' settings, runc, leaves the
+    // container as it is.
+    assert!(run().contains("\npreload (unset)\n"));
+    let runtime = super::runtime_in(dir.path());
+    let runtime = runtime.to_str().unwrap();
+    let path = config.to_str().unwrap();
+    configure_ok(
+        dir.path(),
+        &[
+            "podman",
+            "--default",
+            "--config",
+            path,
+            "--runtime-path",
+            runtime,
+        ],
+    );
+    let eaten = run();
+    assert!(eaten.contains(&format!("\npreload {MOUNTED}\n")), "{eaten}");
 }

@@ -28,9 +28,9 @@ Options:
                       it is missing)
       --real-runtime NAME|PATH
                       the runtime eatmydata-runtime hands the container to
-                      (default: runc in PATH, else crun); docker passes it
-                      as --eatmydata-runtime=, podman as EATMYDATA_RUNTIME in
-                      [engine] env; containerd and CRI-O cannot pass it
+                      (default: runc in PATH, else crun), for docker, which
+                      passes it as --eatmydata-runtime=; podman, containerd
+                      and CRI-O pass a runtime nothing on every call
   -h, --help          print this help and exit
 
 Only eatmydata's own keys change; every other key, comment and the layout
@@ -124,9 +124,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Asked, Error> {
     }
     if request.real_runtime.is_some() && !request.engine.passes_real_runtime() {
         return Err(Error::Usage(format!(
-            "configure: {} cannot pass an option or a variable to a runtime from its \
-             config, so --real-runtime cannot be written there; without it, \
-             eatmydata-runtime runs runc from PATH, else crun",
+            "configure: {} cannot pass an option or a variable to every call of a \
+             runtime from its config, so --real-runtime cannot be written there; \
+             without it, eatmydata-runtime runs runc from PATH, else crun",
             request.engine.name()
         )));
     }
@@ -179,6 +179,7 @@ mod tests {
             &["docker", "--runtime-path", "bin/eatmydata-runtime"],
             &["containerd", "--real-runtime", "crun"],
             &["crio", "--real-runtime=crun"],
+            &["podman", "--real-runtime", "crun"],
         ] {
             let error = parsed(args).expect_err(&format!("{args:?} accepted"));
             assert_eq!(error.exit_code(), 2, "{args:?}: {error}");

@@ -1,15 +1,13 @@
-//! podman's `containers.conf`: `[engine.runtimes] eatmydata = [PATH]`,
-//! `[engine] runtime = "eatmydata"` with `--default`, and, since podman
-//! passes a runtime no arguments, the real runtime as
-//! `EATMYDATA_RUNTIME=...` in `[engine] env` (podman's own environment,
-//! which conmon and the runtime inherit).
+//! podman's `containers.conf`: `[engine.runtimes] eatmydata = [PATH]`, and
+//! `[engine] runtime = "eatmydata"` with `--default`. podman passes a
+//! runtime no argument and not its environment on every call (`delete`
+//! runs without `[engine] env`, `conmon_env_vars` or `--runtime-flag`), so
+//! the real runtime is the runtime's own choice.
 
 use std::path::PathBuf;
 
-use toml_edit::Value;
-
 use super::toml::{self, strings};
-use super::{REGISTERED, RUNTIME_VARIABLE, Want};
+use super::{REGISTERED, Want};
 
 /// `/etc/containers/containers.conf` for root; a user's own otherwise,
 /// where rootless podman reads it.
@@ -33,57 +31,22 @@ pub fn edit(text: &str, want: &Want) -> Result<String, String> {
     let root = doc.as_item_mut();
     let runtimes = toml::table(root, &["engine", "runtimes"])?;
     toml::set(runtimes, REGISTERED, strings([want.path.as_str()]))?;
-    let engine = toml::table(root, &["engine"])?;
     if want.default {
+        let engine = toml::table(root, &["engine"])?;
         toml::set(engine, "runtime", REGISTERED.into())?;
     }
-    set_env(engine, want.real.as_deref())?;
     Ok(doc.to_string())
-}
-
-/// Puts `EATMYDATA_RUNTIME=REAL` in `[engine] env` in place of any earlier
-/// one, or takes that out without `real`; the other entries stay.
-fn set_env(engine: &mut toml_edit::Item, real: Option<&str>) -> Result<(), String> {
-    let prefix = format!("{RUNTIME_VARIABLE}=");
-    let ours = |value: &Value| value.as_str().is_some_and(|s| s.starts_with(&prefix));
-    let Some(table) = engine.as_table_like_mut() else {
-        return Err("engine is not a table".into());
-    };
-    let entry = real.map(|real| format!("{prefix}{real}"));
-    let Some(env) = table.get_mut("env") else {
-        if let Some(entry) = entry {
-            table.insert("env", toml_edit::Item::Value(strings([entry.as_str()])));
-        }
-        return Ok(());
-    };
-    let Some(env) = env.as_array_mut() else {
-        return Err("engine.env is not an array".into());
-    };
-    let at = env.iter().position(ours);
-    match (at, entry) {
-        (Some(at), Some(entry)) => {
-            if env.get(at).and_then(Value::as_str) != Some(entry.as_str()) {
-                env.replace(at, entry);
-            }
-        }
-        (None, Some(entry)) => env.push(entry),
-        (Some(at), None) => {
-            env.remove(at);
-        }
-        (None, None) => {}
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn want(default: bool, real: Option<&str>) -> Want {
+    fn want(default: bool) -> Want {
         Want {
             path: "/usr/bin/eatmydata-runtime".into(),
             default,
-            real: real.map(str::to_owned),
+            real: None,
         }
     }
 
@@ -106,7 +69,7 @@ crun = [\"/usr/bin/crun\"]
 
     #[test]
     fn adds_its_keys_among_the_users_and_keeps_their_comments() {
-        let new = edit(THEIRS, &want(true, Some("crun"))).unwrap();
+        let new = edit(THEIRS, &want(true)).unwrap();
         assert_eq!(
             new,
             "\
@@ -117,7 +80,7 @@ log_driver = \"k8s-file\"   # kept
 [engine]
 # crun is faster here
 runtime = \"eatmydata\"
-env = [\"http_proxy=http://proxy.example:3128\", \"EATMYDATA_RUNTIME=crun\"]
+env = [\"http_proxy=http://proxy.example:3128\"]
 
 [engine.runtimes]
 crun = [\"/usr/bin/crun\"]
@@ -127,22 +90,17 @@ eatmydata = [\"/usr/bin/eatmydata-runtime\"]
 [engine.volume_plugins]
 "
         );
-        assert_eq!(edit(&new, &want(true, Some("crun"))).unwrap(), new);
-        let plain = edit(&new, &want(true, None)).unwrap();
-        assert!(
-            plain.contains("env = [\"http_proxy=http://proxy.example:3128\"]\n"),
-            "{plain}"
-        );
+        assert_eq!(edit(&new, &want(true)).unwrap(), new);
     }
 
     #[test]
     fn makes_only_its_own_table_in_a_new_file_and_refuses_bad_toml() {
         assert_eq!(
-            edit("", &want(false, None)).unwrap(),
+            edit("", &want(false)).unwrap(),
             "[engine.runtimes]\neatmydata = [\"/usr/bin/eatmydata-runtime\"]\n"
         );
-        for text in ["[engine\n", "engine = 3\n", "[engine]\nenv = \"x\"\n"] {
-            assert!(edit(text, &want(false, Some("crun"))).is_err(), "{text}");
+        for text in ["[engine\n", "engine = 3\n", "[engine]\nruntimes = 1\n"] {
+            assert!(edit(text, &want(true)).is_err(), "{text}");
         }
     }
 }

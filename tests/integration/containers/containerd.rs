@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::cases::{self, GO, STATIC};
-use super::engine::{CACHE, Daemon, Engine, Job, Ran, RunDir, StoreLock, runtime};
+use super::engine::{CACHE, Daemon, Engine, Job, Ran, RunDir, StoreLock, register, runtime};
 use super::image::test_image;
 use crate::loopfs::LoopFs;
 
@@ -35,16 +35,19 @@ impl Containerd {
     }
 
     /// The same, with the CRI plugin when `cri` gives its section of the
-    /// config (it is given the folder, for the runc root and logs).
+    /// config (it is given the folder, for the runc root and logs); the
+    /// runtime is then registered as its handler `eatmydata` by
+    /// `eatmydata-runtime configure containerd`.
     pub fn start_with(
         label: &str,
         root: &Path,
         cri: impl FnOnce(&RunDir) -> Option<String>,
     ) -> Containerd {
         let dir = RunDir::new(label);
-        let plugins = match cri(&dir) {
+        let section = cri(&dir);
+        let plugins = match &section {
             // No CRI plugin: it wants CNI.
-            None => "disabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n".to_owned(),
+            None => "disabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n",
             Some(section) => section,
         };
         let socket = dir.join("containerd.sock");
@@ -61,6 +64,9 @@ impl Containerd {
             socket = socket.display(),
         );
         fs::write(&config, text).expect("write containerd's config");
+        if section.is_some() {
+            register("containerd", &config);
+        }
         let mut command = Command::new("containerd");
         command.arg("--config").arg(&config);
         let daemon = Daemon::start("containerd", command, &socket, dir.join("log"));

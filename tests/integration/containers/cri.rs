@@ -1,6 +1,7 @@
 //! containerd's CRI plugin, as a Kubernetes node runs it: the runtime
 //! registered in containerd's config as a runtime handler of the runc shim
-//! (`BinaryName`, what a `RuntimeClass` names), and each container run in a
+//! (`BinaryName`, what a `RuntimeClass` names) by `eatmydata-runtime
+//! configure containerd`, and each container run in a
 //! pod of its own by `cri.py` (a CRI client, making the kubelet's calls),
 //! beside the same pod under the handler `runc`.
 
@@ -10,7 +11,7 @@ use std::process::{Command, Stdio};
 
 use super::cases::{self, DYNAMIC, STATIC};
 use super::containerd::{Containerd, load, runc_root};
-use super::engine::{CACHE, Engine, Job, Ran, StoreLock, runtime};
+use super::engine::{CACHE, Engine, Job, Ran, StoreLock};
 use super::image::test_image;
 use crate::loopfs::LoopFs;
 
@@ -18,28 +19,22 @@ use crate::loopfs::LoopFs;
 const PYTHON: &str = "/var/tmp/eatmydata-venv/bin/python";
 
 /// The CRI plugin's section of containerd's config: the pause image, no
-/// CNI, the stream server on loopback, and the two runtime handlers. The
+/// CNI, the stream server on loopback, and the handler runc (registration
+/// adds eatmydata beside it, with runc's options). The
 /// sandbox's oom_score_adj (-998) is kept no lower than containerd's own,
 /// which a test may not lower.
 fn section(dir: &Path, runc: &Path) -> String {
     let cri = "plugins.\"io.containerd.grpc.v1.cri\"";
     let pause = format!("docker.io/{}", test_image().pause);
-    let handler = |name: &str, binary: &str| {
-        format!(
-            "[{cri}.containerd.runtimes.{name}]\n  runtime_type = \"io.containerd.runc.v2\"\n\
-             [{cri}.containerd.runtimes.{name}.options]\n{binary}  Root = \"{}\"\n",
-            runc.display()
-        )
-    };
-    let binary = format!("  BinaryName = \"{}\"\n", runtime().display());
     format!(
         "[{cri}]\n  sandbox_image = \"{pause}\"\n  stream_server_address = \"127.0.0.1\"\n  \
          stream_server_port = \"0\"\n  restrict_oom_score_adj = true\n\
          [{cri}.cni]\n  bin_dir = \"{cni}/bin\"\n  conf_dir = \"{cni}/conf\"\n\
-         [{cri}.containerd]\n  default_runtime_name = \"runc\"\n{runc_handler}{eatmydata}",
+         [{cri}.containerd]\n  default_runtime_name = \"runc\"\n\
+         [{cri}.containerd.runtimes.runc]\n  runtime_type = \"io.containerd.runc.v2\"\n\
+         [{cri}.containerd.runtimes.runc.options]\n  Root = \"{runc}\"\n",
         cni = dir.join("cni").display(),
-        runc_handler = handler("runc", ""),
-        eatmydata = handler("eatmydata", &binary),
+        runc = runc.display(),
     )
 }
 

@@ -1,8 +1,10 @@
 //! Docker: a dockerd of the test's own (no bridge, no iptables, its own
 //! data root, exec root, pid file and socket; on a containerd of the
-//! test's own), the runtime registered as `eatmydata`, containers run
+//! test's own), the runtime registered as `eatmydata` in its daemon.json
+//! by `eatmydata-runtime configure docker`, containers run
 //! `--network=none`, each case beside the same container with `runc`.
 
+use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,7 +14,7 @@ use super::cases::{self, DYNAMIC, GO, STATIC, SYNCS};
 use super::containerd::Containerd;
 use super::engine::{
     CACHE, Daemon, Engine, Job, Ran, RunDir, StoreLock, Unmounted, assert_eaten,
-    assert_flushes_eaten, measure, measure_with, runtime,
+    assert_flushes_eaten, measure, measure_with, register,
 };
 use super::image::{OWN_PRELOAD, test_image};
 use crate::loopfs::LoopFs;
@@ -44,6 +46,11 @@ impl Docker {
         );
         let dir = RunDir::new("docker");
         let socket = dir.join("docker.sock");
+        // A daemon.json with a key of our own, which registration keeps.
+        let config = dir.join("daemon.json");
+        let json = format!("{{\n  \"storage-driver\": \"{STORAGE_DRIVER}\"\n}}\n");
+        fs::write(&config, json).expect("write daemon.json");
+        register("docker", &config);
         let mut dockerd = Command::new("dockerd");
         dockerd
             .args([
@@ -52,7 +59,8 @@ impl Docker {
                 "--ip6tables=false",
                 "--ip-masq=false",
             ])
-            .args(["--storage-driver", STORAGE_DRIVER])
+            .arg("--config-file")
+            .arg(&config)
             .arg("--data-root")
             .arg(&data_root)
             .arg("--exec-root")
@@ -62,9 +70,7 @@ impl Docker {
             .arg("--host")
             .arg(format!("unix://{}", socket.display()))
             .arg("--containerd")
-            .arg(&containerd.socket)
-            .arg("--add-runtime")
-            .arg(format!("eatmydata={}", runtime().display()));
+            .arg(&containerd.socket);
         let daemon = Daemon::start("dockerd", dockerd, &socket, dir.join("dockerd.log"));
         let docker = Docker {
             daemon,

@@ -33,6 +33,24 @@ pub fn runtime() -> PathBuf {
     link
 }
 
+/// Registers the runtime with `engine` in its config file `config`, as a
+/// user does: `eatmydata-runtime configure ENGINE --config FILE`.
+pub fn register(engine: &str, config: &Path) {
+    let runtime = runtime();
+    let output = Command::new(&runtime)
+        .args(["configure", engine, "--config"])
+        .arg(config)
+        .arg("--runtime-path")
+        .arg(&runtime)
+        .output()
+        .expect("run eatmydata-runtime configure");
+    assert!(
+        output.status.success(),
+        "eatmydata-runtime configure {engine}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 /// What a container gave: its exit status and output.
 #[derive(Debug)]
 pub struct Ran {

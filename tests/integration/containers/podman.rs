@@ -1,19 +1,27 @@
-//! podman with the runtime given as `podman --runtime PATH` (podman has no
-//! daemon: each run starts its own conmon and runtime), the control with
-//! the runc of the tests' containers.conf.
+//! podman with the runtime, both ways a user gives it: `podman --runtime
+//! PATH`, and by name (`--runtime eatmydata`) once `eatmydata-runtime
+//! configure podman` registered it in a copy of the tests' containers.conf.
+//! podman has no daemon: each run starts its own conmon and runtime. The
+//! control runs with the runc of the tests' containers.conf.
+
+use std::fs;
 
 use super::cases::{self, STATIC};
-use super::engine::{Engine, Job, Ran, runtime};
+use super::engine::{Engine, Job, Ran, register, runtime};
 use super::image::test_image;
 use super::podman;
+use crate::common::TempDir;
 use crate::loopfs::LoopFs;
 
 struct Podman {
     image: String,
+    /// With the runtime registered by name: the folder of the conf.
+    registered: Option<TempDir>,
 }
 
 impl Podman {
-    fn start() -> Podman {
+    /// podman, given the runtime by its path.
+    fn by_path() -> Podman {
         let image = test_image();
         let conf = super::conf();
         let conf = conf.to_str().unwrap();
@@ -29,6 +37,19 @@ impl Podman {
         );
         Podman {
             image: image.plain.clone(),
+            registered: None,
+        }
+    }
+
+    /// podman, given the runtime by the name registration gave it.
+    fn by_name() -> Podman {
+        let dir = TempDir::new("podman-conf");
+        let conf = dir.join("containers.conf");
+        fs::copy(super::conf(), &conf).expect("copy containers.conf");
+        register("podman", &conf);
+        Podman {
+            registered: Some(dir),
+            ..Podman::by_path()
         }
     }
 }
@@ -44,8 +65,15 @@ impl Engine for Podman {
 
     fn run(&self, disk: &LoopFs, job: &Job) -> Ran {
         let mut podman = podman();
-        if job.eaten {
-            podman.arg("--runtime").arg(runtime());
+        match (&self.registered, job.eaten) {
+            (_, false) => {}
+            (None, true) => {
+                podman.arg("--runtime").arg(runtime());
+            }
+            (Some(dir), true) => {
+                podman.env("CONTAINERS_CONF", dir.join("containers.conf"));
+                podman.args(["--runtime", "eatmydata"]);
+            }
         }
         podman.args(["run", "--rm", "--network=none"]);
         podman
@@ -64,13 +92,13 @@ impl Engine for Podman {
 }
 
 #[test]
-fn a_mariadb_container_under_podman_with_the_runtime() {
-    cases::server(&Podman::start(), "mariadb");
+fn a_mariadb_container_under_podman_with_the_runtime_by_path() {
+    cases::server(&Podman::by_path(), "mariadb");
 }
 
 #[test]
-fn static_and_disabled_containers_under_podman_with_the_runtime() {
-    let podman = Podman::start();
+fn static_and_disabled_containers_under_podman_with_the_runtime_by_name() {
+    let podman = Podman::by_name();
     cases::program(&podman, "static C", STATIC);
     cases::disabled(&podman);
 }

@@ -234,3 +234,42 @@ fn every_truncation_and_every_flipped_byte_gets_an_answer() {
         }
     }
 }
+
+#[test]
+fn an_inline_io_uring_enter_in_the_code_is_found_by_section_or_segment() {
+    // The 64-bit little-endian layout of `build`: data at 176, the section
+    // table after the names; section 1 and program header 1 point at data.
+    let base = build(&Spec {
+        interp: true,
+        ..Spec::default()
+    });
+    let (data, names) = (176usize, b"\0.text\0.go.buildinfo\0.shstrtab\0".len());
+    let section = 240 + names + 64;
+    let mut elf = base.clone();
+    elf[18] = 62; // EM_X86_64
+    elf[data..data + 7].copy_from_slice(b"\xb8\xaa\x01\x00\x00\x0f\x05");
+    elf[section + 0x18..section + 0x20].copy_from_slice(&(data as u64).to_le_bytes());
+    elf[section + 0x20..section + 0x28].copy_from_slice(&16u64.to_le_bytes());
+    assert_eq!(inspect_elf(&elf[..]).unwrap().kind, Kind::Dynamic);
+    let mut executable = elf.clone();
+    executable[section + 8] = 4; // SHF_EXECINSTR
+    assert_eq!(
+        inspect_elf(&executable[..]).unwrap().kind,
+        Kind::EntersUring
+    );
+    // Another machine's code is not read as x86_64's.
+    let mut other = executable.clone();
+    other[18] = 40; // EM_ARM
+    assert_eq!(inspect_elf(&other[..]).unwrap().kind, Kind::Dynamic);
+    // No section table: the executable PT_LOAD segments are read.
+    let mut segments = elf.clone();
+    segments[0x3c..0x3e].copy_from_slice(&0u16.to_le_bytes());
+    assert_eq!(inspect_elf(&segments[..]).unwrap().kind, Kind::Dynamic);
+    segments[64 + 56 + 4] = 5; // PF_R | PF_X
+    assert_eq!(inspect_elf(&segments[..]).unwrap().kind, Kind::EntersUring);
+    // A static program is not scanned: it is served by seccomp mode anyway.
+    let mut static_ = build(&Spec::default());
+    static_[18] = 62;
+    static_[data..data + 7].copy_from_slice(b"\xb8\xaa\x01\x00\x00\x0f\x05");
+    assert_eq!(inspect_elf(&static_[..]).unwrap().kind, Kind::Static);
+}

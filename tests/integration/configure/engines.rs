@@ -1,9 +1,12 @@
 //! The engines read what `configure` wrote: containerd's own dump of its
-//! config, podman running a container through the runtime as its default,
-//! and a dockerd of the test's own listing the runtime as its default.
-//! Each beside the same engine on the file as it was.
+//! config; podman running a container through the runtime as its default;
+//! a dockerd of the test's own listing the runtime as its default, and
+//! running a container through it and the real runtime `runtimeArgs`
+//! names, on every verb. Each beside a control: the engine on the file as
+//! it was, or its runc.
 
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -111,6 +114,22 @@ impl Dockerd {
             log,
             exec_root,
         }
+    }
+
+    /// `docker ARGS...` for this daemon, asserting success; its stdout.
+    fn docker(&self, args: &[&str], stdin: Stdio) -> String {
+        let output = Command::new("docker")
+            .args(["-H", &self.socket])
+            .args(args)
+            .stdin(stdin)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "docker {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
     }
 
     /// `docker info --format FORMAT` (which is to list the runtimes), once
@@ -233,4 +252,80 @@ fn a_podman_container_runs_through_the_runtime_registered_as_its_default() {
     );
     let eaten = run();
     assert!(eaten.contains(&format!("\npreload {MOUNTED}\n")), "{eaten}");
+}
+
+#[test]
+fn a_docker_container_runs_through_the_default_and_the_real_runtime_it_names() {
+    let dir = TempDir::new("configure-docker-runs");
+    // An image of one static program, which says what LD_PRELOAD it got.
+    let root = dir.join("root");
+    fs::create_dir(&root).unwrap();
+    fs::copy(probe("show_args", &["-static"]), root.join("show_args")).unwrap();
+    // The real runtime: runc, through a script that notes each verb.
+    let seen = dir.join("seen");
+    let real = dir.join("real-runc");
+    let note = "for a; do case $a in create|start|kill|delete) echo $a; break;; esac; done";
+    fs::write(
+        &real,
+        format!(
+            "#!/bin/sh\n({note}) >>{}\nexec runc \"$@\"\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&real, fs::Permissions::from_mode(0o755)).unwrap();
+    let runtime = super::runtime_in(dir.path());
+    let config = dir.join("etc/docker/daemon.json");
+    let args = [
+        "docker",
+        "--default",
+        "--config",
+        config.to_str().unwrap(),
+        "--runtime-path",
+        runtime.to_str().unwrap(),
+        "--real-runtime",
+        real.to_str().unwrap(),
+    ];
+    configure_ok(dir.path(), &args);
+    let mut dockerd = Dockerd::start(&dir.join("dockerd"), &config);
+    assert!(
+        dockerd
+            .info("{{.DefaultRuntime}} {{json .Runtimes}}")
+            .starts_with("eatmydata ")
+    );
+    let mut tar = Command::new("tar")
+        .arg("-C")
+        .arg(&root)
+        .args(["-c", "."])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let image = tar.stdout.take().unwrap();
+    dockerd.docker(&["import", "-", "eatmydata-configure-test"], image.into());
+    assert!(tar.wait().unwrap().success());
+    let run = |runtime: &[&str]| {
+        let args = [
+            &["run", "--rm", "--network=none"][..],
+            runtime,
+            &["eatmydata-configure-test", "/show_args"],
+        ];
+        dockerd.docker(&args.concat(), Stdio::null())
+    };
+    // Control: the same daemon's runc, asked for by name.
+    assert!(run(&["--runtime=runc"]).contains("\npreload (unset)\n"));
+    assert!(
+        !seen.exists(),
+        "the control ran through the real runtime's script"
+    );
+    // No --runtime: the default, eatmydata, then the real runtime named.
+    let eaten = run(&[]);
+    assert!(eaten.contains(&format!("\npreload {MOUNTED}\n")), "{eaten}");
+    let verbs = fs::read_to_string(&seen).unwrap();
+    for verb in ["create", "start", "delete"] {
+        assert!(
+            verbs.lines().any(|v| v == verb),
+            "{verb} not through {}: {verbs}",
+            real.display()
+        );
+    }
 }

@@ -9,7 +9,8 @@ use std::process::{Command, Output, Stdio};
 
 use crate::common::{TempDir, command};
 
-mod engines; // containerd, podman and dockerd read the runtime it registered
+mod dockerd; // a dockerd of the tests' own lists the runtime and runs a container through it
+mod engines; // containerd and podman read the runtime it registered
 mod files; // dry runs, files it cannot parse, missing files, the link, bad usage
 mod kept; // a machine's own files: only its keys change, once, with a backup
 

@@ -215,3 +215,32 @@ fn bad_usage_is_status_2_and_changes_nothing() {
         assert_eq!(fs::read_to_string(&path).unwrap(), "version = 2\n");
     }
 }
+
+#[test]
+fn a_file_it_cannot_read_or_write_is_status_125_and_changes_nothing() {
+    let dir = TempDir::new("configure-io");
+    // A folder that is a file: the config under it can be neither read
+    // nor made.
+    fs::write(dir.join("etc"), "a file").unwrap();
+    let config = dir.join("etc/daemon.json");
+    let output = configure(
+        dir.path(),
+        &[
+            "docker",
+            "--config",
+            config.to_str().unwrap(),
+            "--runtime-path",
+            RUNTIME,
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(125), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "eatmydata: configure: cannot read {}: ",
+            config.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(fs::read_to_string(dir.join("etc")).unwrap(), "a file");
+}

@@ -3,7 +3,9 @@
 //! `containers/containers.conf`, so the commands stay the plain ones):
 //! a library mounted read-only with `LD_PRELOAD` set, the static command
 //! copied in by a Dockerfile, and the loop device's flush counter as the
-//! oracle, each beside a control run without eatmydata.
+//! oracle, each beside a control run without eatmydata. And the engines
+//! with eatmydata-runtime (`engine.rs` and one file per engine: docker,
+//! containerd, its CRI plugin, podman), started by the tests themselves.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -15,13 +17,14 @@ use crate::loopfs::LoopFs;
 mod cases; // what every engine runs: servers, programs, the off switch, beside runc
 mod containerd; // containerd of the tests' own, the runtime as the shim's BinaryName (ctr run)
 mod cri; // containerd's CRI plugin: the runtime as a RuntimeClass handler, pods run by cri.py
+mod daemon; // dockerd and containerd stopped by pid, their folders under /run, store locks
 mod docker; // dockerd of the tests' own, the runtime registered as eatmydata
 mod dockerfile; // the Dockerfile recipe: the static command copied in, dpkg's syncs eaten
-mod engine; // the runtime under test, daemons stopped by pid, the flush oracle
+mod engine; // the runtime under test and its registration, the engine interface, the flush oracle
 mod image; // the engines' Debian image with servers and probes, made offline once
 mod mariadb; // a MariaDB image with the library mounted keeps its data
 mod musl; // musl images: the library mounted read-only, the static command, root
-mod podman; // podman --runtime with the runtime
+mod podman; // podman with the runtime, by path and by its registered name
 mod testcontainers; // Testcontainers for Python with the library
 
 /// Where the library is mounted in the recipes.

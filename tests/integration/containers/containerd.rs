@@ -11,7 +11,8 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::cases::{self, GO, STATIC};
-use super::engine::{CACHE, Daemon, Engine, Job, Ran, RunDir, StoreLock, register, runtime};
+use super::daemon::{Daemon, RunDir, StoreLock};
+use super::engine::{CACHE, Engine, Job, Ran, register, runtime};
 use super::image::test_image;
 use crate::loopfs::LoopFs;
 

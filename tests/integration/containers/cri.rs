@@ -11,7 +11,8 @@ use std::process::{Command, Stdio};
 
 use super::cases::{self, DYNAMIC, STATIC};
 use super::containerd::{Containerd, load, runc_root};
-use super::engine::{CACHE, Engine, Job, Ran, StoreLock};
+use super::daemon::StoreLock;
+use super::engine::{CACHE, Engine, Job, Ran};
 use super::image::test_image;
 use crate::loopfs::LoopFs;
 

@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::MOUNTED;
 use super::cases::{self, DYNAMIC, GO, STATIC, SYNCS};
 use super::containerd::Containerd;
+use super::daemon::{Daemon, RunDir, StoreLock, Unmounted};
 use super::engine::{
-    CACHE, Daemon, Engine, Job, Ran, RunDir, StoreLock, Unmounted, assert_eaten,
-    assert_flushes_eaten, measure, measure_with, register,
+    CACHE, Engine, Job, Ran, assert_eaten, assert_flushes_eaten, measure, measure_with, register,
 };
 use super::image::{OWN_PRELOAD, test_image};
 use crate::loopfs::LoopFs;

@@ -1,14 +1,12 @@
-//! What the engine tests share: the runtime under test, the daemons they
-//! start (each stopped by its pid when dropped, also when a test fails),
-//! and the oracle: a container run without the runtime (plain runc) beside
-//! the same run with it, their flushes counted on a loop device mounted as
-//! the container's volume.
+//! What the engine tests share: the runtime under test and its
+//! registration, the engine interface the cases use, and the oracle: a
+//! container run without the runtime (plain runc) beside the same run with
+//! it, their flushes counted on a loop device mounted as the container's
+//! volume. The daemons themselves are `daemon.rs`'s.
 
-use std::fs::{self, File};
-use std::os::unix::net::UnixStream;
+use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use crate::common::command;
@@ -163,151 +161,6 @@ pub fn report(engine: &str, case: &str, control: &Measured, other: &Measured) {
         other.flushes,
         other.took.as_secs_f64()
     );
-}
-
-/// A lock of one engine's store, held for a whole test.
-pub struct StoreLock(#[allow(dead_code)] File);
-
-impl StoreLock {
-    pub fn take(engine: &str) -> StoreLock {
-        fs::create_dir_all(CACHE).expect("make the engines' cache");
-        let file = File::create(Path::new(CACHE).join(format!("{engine}.lock"))).unwrap();
-        // SAFETY: flock on a descriptor we own; it blocks until granted.
-        while unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&file), libc::LOCK_EX) } != 0 {
-            let error = std::io::Error::last_os_error();
-            assert_eq!(
-                error.kind(),
-                std::io::ErrorKind::Interrupted,
-                "flock: {error}"
-            );
-        }
-        StoreLock(file)
-    }
-}
-
-/// A short folder of a test's own under /run (a daemon's sockets must fit
-/// in 108 bytes), emptied of mounts and removed when dropped.
-pub struct RunDir(PathBuf);
-
-impl RunDir {
-    pub fn new(label: &str) -> RunDir {
-        static COUNT: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNT.fetch_add(1, Ordering::Relaxed);
-        let path = PathBuf::from(format!(
-            "/run/eatmydata-test/{label}-{}-{n}",
-            std::process::id()
-        ));
-        let _ = fs::remove_dir_all(&path);
-        fs::create_dir_all(&path).expect("make a folder under /run");
-        RunDir(path)
-    }
-
-    pub fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for RunDir {
-    fn drop(&mut self) {
-        unmount_under(&self.0);
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-/// A folder whose mounts are undone when dropped (a daemon's store, after
-/// the daemon is gone).
-pub struct Unmounted(pub PathBuf);
-
-impl Drop for Unmounted {
-    fn drop(&mut self) {
-        unmount_under(&self.0);
-    }
-}
-
-/// Unmounts (lazily, deepest first) whatever a daemon left mounted under
-/// `dir`: the mounts of its containers, its own tmpfs.
-pub fn unmount_under(dir: &Path) {
-    let table = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let mut points: Vec<&str> = table
-        .lines()
-        .filter_map(|line| line.split(' ').nth(4))
-        .filter(|point| Path::new(point).starts_with(dir))
-        .collect();
-    points.sort_by_key(|point| std::cmp::Reverse(point.len()));
-    for point in points {
-        let _ = Command::new("umount").args(["-l", point]).status();
-    }
-}
-
-/// A daemon the test started, stopped by its pid when dropped: SIGTERM,
-/// then SIGKILL if it has not ended within 30 s.
-pub struct Daemon {
-    child: Child,
-    name: &'static str,
-    log: PathBuf,
-}
-
-impl Daemon {
-    /// Starts `command`, its output to `log`, and waits until it answers on
-    /// `socket`.
-    pub fn start(name: &'static str, mut command: Command, socket: &Path, log: PathBuf) -> Daemon {
-        let out = File::create(&log).expect("create the daemon's log");
-        let child = command
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .spawn()
-            .unwrap_or_else(|e| panic!("start {name}: {e}"));
-        let mut daemon = Daemon { child, name, log };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while UnixStream::connect(socket).is_err() {
-            if let Ok(Some(status)) = daemon.child.try_wait() {
-                panic!(
-                    "{name} ended ({status}) before it answered:\n{}",
-                    daemon.log_text()
-                );
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{name} did not answer within 60 s:\n{}",
-                daemon.log_text()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        daemon
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    pub fn log_text(&self) -> String {
-        let text = fs::read_to_string(&self.log).unwrap_or_default();
-        let mut start = text.len().saturating_sub(4000);
-        while !text.is_char_boundary(start) {
-            start += 1;
-        }
-        text[start..].to_owned()
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let pid = self.child.id() as libc::pid_t;
-        // SAFETY: a signal to the process we started, which we have not
-        // reaped yet (its pid cannot have been reused).
-        unsafe { libc::kill(pid, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while matches!(self.child.try_wait(), Ok(None)) {
-            if Instant::now() > deadline {
-                eprintln!("{} did not end on SIGTERM: killed", self.name);
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
 }
 
 /// `sh /opt/tests/SCRIPT ...`, the servers' scripts in the image.

@@ -46,8 +46,8 @@ Options:
       --report       run COMMAND as a child, and when it ends say what the
                      library skipped in it and in everything it started,
                      and an estimate of the time that saved: on each file
-                     system where flushes were skipped, 10 flushes of a
-                     scratch file are timed (that costs 10 real flushes)
+                     system where flushes were skipped, 16 flushes of a
+                     scratch file are timed (that costs 16 real flushes)
       --print-library
                      print the path of libeatmydata.so and exit, for scripts
                      that mount it into a container (one library serves

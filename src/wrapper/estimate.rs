@@ -51,7 +51,7 @@ pub fn tell(flushes: &Flushes) -> String {
     if !estimated.is_empty() {
         let _ = writeln!(
             out,
-            "  An estimate: the median of {} flushes of a {} KiB write to a scratch file, timed on each file system just now at the cost of one flush each, times the count; a program's own flush may carry more or less.",
+            "  An estimate: {} flushes timed on each file system just now, at the cost of one flush each (a {} KiB page of a scratch file appended and fsynced, or rewritten and fdatasynced: the mean of the two medians), times the count; a program's own flush may carry more or less.",
             timing::SAMPLES,
             timing::SIZE / 1024,
         );

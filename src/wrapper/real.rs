@@ -1,4 +1,4 @@
-//! libc's own `fsync`, `syncfs` and `sync`, found in libc itself rather
+//! libc's own `fsync`, `fdatasync`, `syncfs` and `sync`, found in libc itself rather
 //! than by name: this process may run under an outer `eatmydata`, whose
 //! library, preloaded, would come first and eat them (the flush at exit
 //! would not happen, and a flush timed for the report would cost nothing).
@@ -37,6 +37,10 @@ fn on_fd(name: &CStr, fallback: unsafe extern "C" fn(c_int) -> c_int, fd: c_int)
 
 pub fn fsync(fd: c_int) -> io::Result<()> {
     on_fd(c"fsync", libc::fsync, fd)
+}
+
+pub fn fdatasync(fd: c_int) -> io::Result<()> {
+    on_fd(c"fdatasync", libc::fdatasync, fd)
 }
 
 pub fn syncfs(fd: c_int) -> io::Result<()> {

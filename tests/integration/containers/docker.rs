@@ -97,6 +97,11 @@ impl Docker {
         docker
     }
 
+    /// The daemon's socket, for clients of the Docker API (Testcontainers).
+    pub fn socket(&self) -> std::path::PathBuf {
+        self.dir.join("docker.sock")
+    }
+
     pub fn docker(&self) -> Command {
         let mut docker = Command::new("docker");
         docker

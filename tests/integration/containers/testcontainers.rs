@@ -1,9 +1,13 @@
-//! Testcontainers for Python, through the Docker API of `podman system
-//! service`, starting a container with the library.
+//! Testcontainers for Python starting a container with eatmydata: through
+//! the Docker API of `podman system service` with the library mounted, and
+//! through a dockerd of the tests' own with the runtime.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use super::cases::{DYNAMIC, SYNCS};
+use super::docker::Docker;
+use super::engine::{self, Engine, measure_with};
 use super::{MuslImage, assert_eaten, podman, text};
 use crate::common::{Libc, TempDir, probe_for, static_pair};
 use crate::loopfs::LoopFs;
@@ -52,6 +56,44 @@ impl Drop for Service {
     }
 }
 
+/// Runs the recipe script with `args` against the Docker API at `socket`.
+fn recipe(socket: &Path, args: &[&str]) -> std::process::Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/integration/containers/testcontainers_recipe.py");
+    Command::new(Path::new(TESTCONTAINERS_VENV).join("bin/python"))
+        .arg(script)
+        .args(args)
+        .env("DOCKER_HOST", format!("unix://{}", socket.display()))
+        .env("TESTCONTAINERS_RYUK_DISABLED", "true")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the Testcontainers recipe (scripts/setup-test-deps installs it)")
+}
+
+#[test]
+fn testcontainers_python_runs_a_container_under_the_runtime() {
+    let docker = Docker::start();
+    let disk = LoopFs::new("docker-testcontainers-disk", 64);
+    let syncs = SYNCS.to_string();
+    let data = disk.path().to_str().unwrap();
+    let run = |way: &str, file: &str| {
+        measure_with(&disk, || {
+            let args = [docker.image(), way, data, DYNAMIC, "loop", file, &syncs];
+            recipe(&docker.socket(), &args).into()
+        })
+    };
+    let control = run("none", "/data/control");
+    let eaten = run("runtime", "/data/eaten");
+    engine::assert_eaten(
+        "docker",
+        "Testcontainers",
+        &control,
+        &eaten,
+        u64::from(SYNCS),
+    );
+    assert!(disk.join("eaten").is_file());
+}
+
 #[test]
 fn testcontainers_python_runs_a_container_with_the_library() {
     let program = probe_for(Libc::Musl, "sync_calls", &[]);
@@ -59,22 +101,13 @@ fn testcontainers_python_runs_a_container_with_the_library() {
     let (image, inside) = (&musl.image, &musl.program);
     let service = Service::start();
     let disk = LoopFs::new("podman-testcontainers-disk", 64);
-    let recipe = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/integration/containers/testcontainers_recipe.py");
     let library = static_pair().join("libeatmydata.so");
     let run = |library: &str, file: &str| {
-        let output = Command::new(Path::new(TESTCONTAINERS_VENV).join("bin/python"))
-            .arg(&recipe)
-            .args([&image.0, library, disk.path().to_str().unwrap()])
-            .args([inside.as_str(), file])
-            .env(
-                "DOCKER_HOST",
-                format!("unix://{}", service.socket.display()),
-            )
-            .env("TESTCONTAINERS_RYUK_DISABLED", "true")
-            .stdin(Stdio::null())
-            .output()
-            .expect("run the Testcontainers recipe (scripts/setup-test-deps installs it)");
+        let data = disk.path().to_str().unwrap();
+        let output = recipe(
+            &service.socket,
+            &[image.0.as_str(), library, data, inside, file],
+        );
         assert!(output.status.success(), "{}", text(&output));
     };
     let control = disk.flushes_during_sync(|| run("none", "/data/a"));

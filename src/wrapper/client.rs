@@ -4,12 +4,17 @@
 //! process that eatmydata never touched; the import is exactly as slow, and
 //! nothing would say so.
 //!
+//! Container clients (`docker run`, `podman run`, ...) are another case,
+//! handled apart: `client/container.rs`.
+//!
 //! The note is said once, on stderr, and the command runs all the same:
 //! the server may already be under eatmydata, which cannot be seen from
 //! here. `EATMYDATA_CLIENT_NOTICE=0` silences it.
 
 use std::ffi::OsStr;
 use std::path::Path;
+
+pub mod container;
 
 /// The variable that silences the note when set and off (`0`, or empty).
 pub const SILENCE: &str = crate::protocol::CLIENT_NOTICE;

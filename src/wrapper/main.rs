@@ -101,6 +101,9 @@ fn run(argv: Vec<std::ffi::OsString>) -> Result<std::ffi::c_int, Error> {
 /// Finds the library and the command, plans how the command runs, and
 /// runs it so.
 fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
+    if let Some(call) = client::container::read(&invocation.command, &invocation.args) {
+        return Err(container_client(&invocation, &call));
+    }
     let library = library::locate()?;
     let program = search::resolve(&invocation.command)?;
     let found = plan::Found {
@@ -114,6 +117,46 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
         program,
     };
     execute(plan::plan(invocation, found)?)
+}
+
+/// Runs a container client with the runtime selected, or as asked with a
+/// note: never preloaded or filtered, which would reach the client alone.
+fn container_client(invocation: &Invocation, call: &client::container::Call) -> Error {
+    use client::container::{self, Client, Facts, Verb};
+    let program = match search::resolve(&invocation.command) {
+        Ok(program) => program,
+        Err(error) => return error,
+    };
+    let mut facts = Facts::default();
+    if let Verb::Start { runtime: None, .. } = call.verb {
+        match call.client {
+            Client::Docker => {
+                facts.registered = container::docker_registered(&program, &call.globals)
+            }
+            _ => facts.runtime = container::runtime_path(),
+        }
+    }
+    let outcome = container::decide(call, &invocation.args, &facts);
+    let silence = std::env::var_os(client::SILENCE);
+    let silenced = silence.is_some_and(|v| !protocol::switch_on(v.as_encoded_bytes()));
+    if let Some(notice) = outcome.notice.filter(|_| !silenced) {
+        eprintln!(
+            "eatmydata: {notice} {}=0 silences this note.",
+            client::SILENCE
+        );
+    }
+    if invocation.verbose {
+        outcome
+            .inserted
+            .iter()
+            .for_each(|line| eprintln!("eatmydata: {line}"));
+    }
+    if invocation.report || invocation.sync_at_exit {
+        eprintln!(
+            "eatmydata: --report and --sync-at-exit watch the client alone, not the container: not done"
+        );
+    }
+    exec::replace_process(&program, &invocation.command, &outcome.args, &[])
 }
 
 /// Carries out `plan`: executes the command in place, or runs it in a

@@ -1,0 +1,309 @@
+//! Container clients: `eatmydata docker run ...` preloads the library into
+//! the client, which starts nothing itself (dockerd, or podman's conmon
+//! and runtime, or containerd, start the container). What reaches the
+//! container is its OCI runtime, so the command line is given one:
+//! `--runtime=eatmydata` after `run`/`create` where docker has that
+//! runtime registered, the path of `eatmydata-runtime` for podman and
+//! nerdctl (both take a runtime's path: podman's `--runtime`, nerdctl's as
+//! the runc shim's binary). Where nothing can be inserted (Compose, a
+//! build, any other verb, an unregistered docker), a note says once what
+//! to do, and the client runs as asked, without the library or a filter.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// The clients, by the name they are run by.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Client {
+    Docker,
+    Podman,
+    Nerdctl,
+    /// `docker-compose`, `podman-compose`.
+    Compose(&'static str),
+}
+
+/// What the line asks the client for.
+#[derive(Debug, PartialEq)]
+pub enum Verb {
+    /// `run` or `create` (also as `container run`), at this index of the
+    /// arguments; `runtime`: a `--runtime` the user gave.
+    Start {
+        at: usize,
+        runtime: Option<OsString>,
+    },
+    Compose,
+    Build,
+    Other(OsString),
+}
+
+/// A container client's line, read.
+#[derive(Debug, PartialEq)]
+pub struct Call {
+    pub client: Client,
+    pub verb: Verb,
+    /// The client's global options, before the verb (for `docker info`).
+    pub globals: Vec<OsString>,
+}
+
+/// Global options that take a value, of docker, podman and nerdctl.
+const VALUED: &[&str] = &[
+    "-c",
+    "--context",
+    "-H",
+    "--host",
+    "--config",
+    "-l",
+    "--log-level",
+    "--tlscacert",
+    "--tlscert",
+    "--tlskey",
+    "--cgroup-manager",
+    "--conmon",
+    "--connection",
+    "--events-backend",
+    "--hooks-dir",
+    "--identity",
+    "--imagestore",
+    "--module",
+    "--network-cmd-path",
+    "--network-config-dir",
+    "--out",
+    "--root",
+    "--runroot",
+    "--runtime",
+    "--runtime-flag",
+    "--ssh",
+    "--storage-driver",
+    "--storage-opt",
+    "--tmpdir",
+    "--url",
+    "--volumepath",
+    "-a",
+    "--address",
+    "-n",
+    "--namespace",
+    "--snapshotter",
+    "--cni-path",
+    "--cni-netconfpath",
+    "--data-root",
+    "--host-gateway-ip",
+    "--hosts-dir",
+];
+
+/// Options that make podman talk to a service elsewhere, whose runtime
+/// path would be another machine's.
+const PODMAN_REMOTE: &[&str] = &["-r", "--remote", "--url", "--connection", "-c"];
+
+/// The call, if `command` is a container client.
+pub fn read(command: &OsStr, args: &[OsString]) -> Option<Call> {
+    let name = Path::new(command).file_name()?.to_str()?;
+    let client = match name {
+        "docker" => Client::Docker,
+        "podman" => Client::Podman,
+        "nerdctl" => Client::Nerdctl,
+        "docker-compose" => Client::Compose("docker"),
+        "podman-compose" => Client::Compose("podman"),
+        _ => return None,
+    };
+    if let Client::Compose(_) = client {
+        return Some(Call {
+            client,
+            verb: Verb::Compose,
+            globals: vec![],
+        });
+    }
+    let mut i = 0;
+    while let Some(arg) = args.get(i).map(|a| a.as_bytes()) {
+        if arg.first() != Some(&b'-') {
+            break;
+        }
+        let takes = VALUED.iter().any(|v| v.as_bytes() == arg);
+        i += if takes { 2 } else { 1 };
+    }
+    let globals = args[..i.min(args.len())].to_vec();
+    let mut at = i;
+    if args.get(at).is_some_and(|a| a == "container") {
+        at += 1;
+    }
+    let verb = match args.get(at).map(|a| a.as_bytes()) {
+        Some(b"run" | b"create") => Verb::Start {
+            at,
+            runtime: given_runtime(&args[at + 1..]).or_else(|| given_runtime(&globals)),
+        },
+        Some(b"compose") => Verb::Compose,
+        Some(b"build" | b"buildx" | b"builder") => Verb::Build,
+        Some(b"image") if args.get(at + 1).is_some_and(|a| a == "build") => Verb::Build,
+        _ => Verb::Other(args.get(at).cloned().unwrap_or_default()),
+    };
+    Some(Call {
+        client,
+        verb,
+        globals,
+    })
+}
+
+/// A `--runtime` among `args` (anywhere: a run's options are not told from
+/// its command here, and a false match only leaves the line as it was).
+fn given_runtime(args: &[OsString]) -> Option<OsString> {
+    args.iter().enumerate().find_map(|(i, arg)| {
+        let arg = arg.as_bytes();
+        match arg.strip_prefix(b"--runtime") {
+            Some(b"") => Some(args.get(i + 1).cloned().unwrap_or_default()),
+            Some([b'=', value @ ..]) => Some(OsStr::from_bytes(value).to_owned()),
+            _ => None,
+        }
+    })
+}
+
+/// What was found on the machine for a call.
+#[derive(Debug, Default)]
+pub struct Facts {
+    /// docker: the daemon has a runtime named `eatmydata`.
+    pub registered: bool,
+    /// `eatmydata-runtime`'s path, beside this program or in `PATH`.
+    pub runtime: Option<PathBuf>,
+}
+
+/// What the client runs with, and what to say first.
+#[derive(Debug, PartialEq)]
+pub struct Outcome {
+    pub args: Vec<OsString>,
+    pub notice: Option<String>,
+    /// For `--verbose`.
+    pub inserted: Option<String>,
+}
+
+const REGISTER: &str = "register the runtime once (sudo eatmydata-runtime configure";
+
+/// The line to run and the note, for `call` with `args`, given `facts`.
+pub fn decide(call: &Call, args: &[OsString], facts: &Facts) -> Outcome {
+    let unchanged = |notice: String| Outcome {
+        args: args.to_vec(),
+        notice: Some(notice),
+        inserted: None,
+    };
+    let engine = match call.client {
+        Client::Docker => "docker",
+        Client::Podman => "podman",
+        Client::Nerdctl => "nerdctl",
+        Client::Compose(engine) => engine,
+    };
+    let as_asked = "The command runs as asked, without eatmydata.";
+    let start = match &call.verb {
+        Verb::Start { at, runtime: None } => *at,
+        Verb::Start {
+            runtime: Some(runtime),
+            ..
+        } => {
+            if runtime.as_bytes().windows(9).any(|w| w == b"eatmydata") {
+                return Outcome {
+                    args: args.to_vec(),
+                    notice: None,
+                    inserted: None,
+                };
+            }
+            return unchanged(format!(
+                "{engine} was given --runtime={}: the container runs with it, without \
+                 eatmydata, as asked.",
+                runtime.to_string_lossy()
+            ));
+        }
+        Verb::Compose => {
+            return unchanged(format!(
+                "Compose starts its containers through {engine}, which eatmydata cannot reach \
+                 from the client: {REGISTER} {engine}) and give each service `runtime: \
+                 eatmydata`, or make it the default runtime of every container (eatmydata-runtime \
+                 configure {engine} --default). {as_asked}"
+            ));
+        }
+        Verb::Build => {
+            return unchanged(format!(
+                "{engine}'s builds take no OCI runtime: run the static eatmydata inside the \
+                 image instead (RUN eatmydata ..., see docs/containers.md). {as_asked}"
+            ));
+        }
+        Verb::Other(verb) => {
+            return unchanged(format!(
+                "only {engine} run and create start a container that eatmydata can reach (with \
+                 its runtime); a container keeps the runtime it was created with, and {engine} \
+                 exec into one made so has eatmydata too. '{}' runs as asked.",
+                verb.to_string_lossy()
+            ));
+        }
+    };
+    let runtime = match (call.client, &facts.runtime) {
+        (Client::Docker, _) if facts.registered => "--runtime=eatmydata".to_owned(),
+        (Client::Docker, _) => {
+            return unchanged(format!(
+                "docker starts the container in its daemon, which eatmydata cannot reach from \
+                 the client: {REGISTER} docker, then restart dockerd), and eatmydata docker run \
+                 adds --runtime=eatmydata itself; or mount the library (docs/containers.md). \
+                 {as_asked}"
+            ));
+        }
+        (Client::Podman, _)
+            if call.globals.iter().any(|g| {
+                PODMAN_REMOTE
+                    .iter()
+                    .any(|r| g.as_bytes().split(|&b| b == b'=').next() == Some(r.as_bytes()))
+            }) =>
+        {
+            return unchanged(format!(
+                "podman talks to a service elsewhere here, whose runtime eatmydata cannot name: \
+                 {REGISTER} podman) there and pass --runtime=eatmydata. {as_asked}"
+            ));
+        }
+        (_, Some(path)) => format!("--runtime={}", path.display()),
+        (_, None) => {
+            return unchanged(format!(
+                "{engine} needs eatmydata-runtime, which is neither beside eatmydata nor in \
+                 PATH (scripts/install.sh puts it there: a link to eatmydata named so). {as_asked}"
+            ));
+        }
+    };
+    let verb = args[start].to_string_lossy().into_owned();
+    let mut args = args.to_vec();
+    args.insert(start + 1, runtime.clone().into());
+    Outcome {
+        args,
+        notice: None,
+        inserted: Some(format!(
+            "running {engine} with {runtime} inserted after '{verb}'"
+        )),
+    }
+}
+
+/// Whether docker's daemon (reached with the user's `globals`) has a
+/// runtime named `eatmydata`: `docker info`'s `.Runtimes`.
+pub fn docker_registered(program: &Path, globals: &[OsString]) -> bool {
+    let output = std::process::Command::new(program)
+        .args(globals)
+        .args(["info", "--format", "{{json .Runtimes}}"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    let Some(output) = output.ok().filter(|o| o.status.success()) else {
+        return false;
+    };
+    let runtimes: Result<serde_json::Value, _> = serde_json::from_slice(&output.stdout);
+    runtimes.is_ok_and(|r| r.get("eatmydata").is_some())
+}
+
+/// `eatmydata-runtime`: beside this program's real path, else in `PATH`.
+pub fn runtime_path() -> Option<PathBuf> {
+    let name = crate::runtime::NAME;
+    let beside = crate::library::this_program()
+        .and_then(|exe| Some(exe.parent()?.join(name)))
+        .filter(|p| p.is_file());
+    beside.or_else(|| {
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+            .and_then(|p| std::path::absolute(p).ok())
+    })
+}
+
+#[cfg(test)]
+mod tests;

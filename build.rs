@@ -3,10 +3,14 @@
 //! libraries the shim needs; for the command, builds the copy of the
 //! library it carries (`build/embed.rs`).
 
+#[cfg(feature = "command")]
 #[path = "build/embed.rs"]
 mod embed;
 
 fn main() {
+    // Only the command carries a copy: the build of that copy is one
+    // without the feature.
+    #[cfg(feature = "command")]
     embed::library();
     shim();
 }

@@ -108,6 +108,7 @@ fn build(package: &Path, out: &Path) -> Vec<u8> {
     command
         .current_dir(package)
         .args(["build", "--lib", "--release", "--package", "eatmydata"])
+        .arg("--no-default-features")
         .arg("--manifest-path")
         .arg(package.join("Cargo.toml"))
         .args(named.then(|| ["--target", &triple]).into_iter().flatten())

@@ -37,6 +37,7 @@ COMMAND is such a program, and said so on stderr.
 
 Options:
   -v, --verbose      say on stderr what is run, and with which library
+                     (and where that came from)
       --keep-direct  keep O_DIRECT (sets EATMYDATA_KEEP_DIRECT=1)
       --seccomp      install the seccomp filter too, whatever COMMAND is
                      (this covers io_uring entered without liburing)
@@ -49,22 +50,26 @@ Options:
                      system where flushes were skipped, 16 flushes of a
                      scratch file are timed (that costs 16 real flushes)
       --print-library
-                     print the path of libeatmydata.so and exit, for scripts
-                     that mount it into a container (one library serves
-                     glibc and musl programs alike)
+                     print the path of libeatmydata.so and exit (writing
+                     out the copy this command carries when that is the one
+                     used), for scripts that mount it into a container (one
+                     library serves glibc and musl programs alike)
       --sync-at-exit run COMMAND as a child; when it and everything it
                      started have ended, flush the file systems where a
                      sync was skipped (syncfs, or sync when it cannot tell),
                      then exit with COMMAND's status (125 if it succeeded
                      but a flush failed)
   -h, --help         print this help and exit
-  -V, --version      print the version and exit
+  -V, --version      print the version and the SHA-256 of the library this
+                     command carries, and exit
 
 Under a name without eatmydata in it (a link or a copy named dpkg), it
 runs that command from later in PATH, as if run as eatmydata dpkg.
 
 Environment:
   EATMYDATA_LIBRARY      path of libeatmydata.so, instead of looking for it
+                         (beside the command, in its prefix, then the copy
+                         it carries, written out in TMPDIR or /tmp)
   EATMYDATA_DISABLE=1    make the library a pass-through, here and below
   EATMYDATA_KEEP_DIRECT=1  keep O_DIRECT
   EATMYDATA_REPORT=FILE  where processes append their counts (--report sets it)

@@ -1,12 +1,16 @@
 //! A command that runs anywhere: `scripts/build-static` makes a static
-//! command, which runs a musl program with its syncs eaten in a root file
-//! system holding no glibc and no `/proc`; the command finds its library
-//! without `/proc`.
+//! command which, copied alone into a root file system without `/proc`
+//! (one of musl and no glibc, one of glibc), runs a program there with its
+//! syncs eaten, through the library it carries; and which finds an
+//! installed library beside it without `/proc` too.
 
 use std::fs;
+use std::path::Path;
 use std::process::Command;
 
-use crate::common::{Libc, Run, TempDir, command, library, musl_root, probe_for, static_pair};
+use crate::common::{
+    Libc, Run, TempDir, command, library, musl_root, probe, probe_for, static_pair,
+};
 
 #[test]
 fn the_static_command_has_no_loader_and_needs_no_library() {
@@ -37,23 +41,64 @@ fn the_static_command_has_no_loader_and_needs_no_library() {
 }
 
 #[test]
-fn runs_a_musl_program_in_a_root_without_glibc_or_proc() {
+fn the_command_alone_runs_a_musl_program_in_a_root_without_glibc_or_proc() {
     let program = probe_for(Libc::Musl, "sync_calls", &[]);
     let dir = TempDir::new("musl-root");
     let root = dir.join("root");
     musl_root(&root, &[&program]);
-    let name = program.file_name().unwrap().to_string_lossy().into_owned();
-    let inside = format!("/bin/{name}");
-
-    // Nothing of glibc in the tree, and no /proc.
-    let listing = Command::new("find").arg(&root).output().unwrap();
-    let listing = String::from_utf8_lossy(&listing.stdout);
+    let listing = listing(&root);
     assert!(
         !listing.contains("libc.so.6") && !listing.contains("ld-linux"),
         "{listing}"
     );
-    assert!(!root.join("proc").exists());
+    eats_in_root(&root, &program);
+}
 
+#[test]
+fn the_command_alone_runs_a_glibc_program_in_a_root_without_proc() {
+    let program = probe("sync_calls", &[]);
+    let dir = TempDir::new("glibc-root");
+    let root = dir.join("root");
+    glibc_root(&root, &program);
+    let listing = listing(&root);
+    assert!(
+        listing.contains("libc.so.6") && !listing.contains("musl"),
+        "{listing}"
+    );
+    eats_in_root(&root, &program);
+}
+
+/// Every path in the tree at `root`.
+fn listing(root: &Path) -> String {
+    let listing = Command::new("find").arg(root).output().unwrap();
+    String::from_utf8_lossy(&listing.stdout).into_owned()
+}
+
+/// Lays out at `root` a glibc file system: the libraries `program` needs
+/// (as `ldd` names them), the program and the static command alone in
+/// `/bin`, an empty `/tmp`. No `/proc`.
+fn glibc_root(root: &Path, program: &Path) {
+    for dir in ["bin", "tmp"] {
+        fs::create_dir_all(root.join(dir)).unwrap();
+    }
+    let ldd = Command::new("ldd").arg(program).output().unwrap();
+    let ldd = String::from_utf8_lossy(&ldd.stdout);
+    for object in ldd.split_whitespace().filter(|w| w.starts_with('/')) {
+        let inside = root.join(object.trim_start_matches('/'));
+        fs::create_dir_all(inside.parent().unwrap()).unwrap();
+        fs::copy(fs::canonicalize(object).unwrap(), inside).unwrap();
+    }
+    fs::copy(static_pair().join("eatmydata"), root.join("bin/eatmydata")).unwrap();
+    fs::copy(program, root.join("bin").join(program.file_name().unwrap())).unwrap();
+}
+
+/// In `root` (no `/proc`, no library, only the static command): the
+/// program's fsync reaches the kernel alone and not under the command,
+/// which wrote the library it carries out to the root's `/tmp`.
+fn eats_in_root(root: &Path, program: &Path) {
+    assert!(!root.join("proc").exists());
+    assert!(!listing(root).contains("libeatmydata"));
+    let inside = format!("/bin/{}", program.file_name().unwrap().to_string_lossy());
     let plain = Run::new("chroot")
         .args([root.as_os_str(), inside.as_ref(), "/tmp/plain".as_ref()])
         .trace(&["fsync"])
@@ -69,14 +114,17 @@ fn runs_a_musl_program_in_a_root_without_glibc_or_proc() {
     let eaten = Run::new("chroot")
         .args([root.as_os_str(), "/bin/eatmydata".as_ref(), "-v".as_ref()])
         .args([inside.as_str(), "/tmp/eaten"])
+        .env("TMPDIR", "")
         .trace(&["fsync"])
         .run()
         .success();
     assert!(eaten.calls_of("fsync").is_empty(), "{:?}", eaten.calls);
+    let written = format!("/tmp/eatmydata-0/libeatmydata-{}.so", &static_hash()[..16]);
     assert_eq!(
         eaten.stderr(),
         format!(
-            "eatmydata: running {inside} with /bin/libeatmydata.so preloaded (the installed copy)\n"
+            "eatmydata: running {inside} with {written} preloaded (the copy embedded in \
+             eatmydata, written out now)\n"
         )
     );
     assert!(root.join("tmp/eaten").is_file());
@@ -86,7 +134,20 @@ fn runs_a_musl_program_in_a_root_without_glibc_or_proc() {
         .arg("--print-library")
         .run()
         .success();
-    assert_eq!(printed.stdout(), "/bin/libeatmydata.so\n");
+    assert_eq!(printed.stdout(), format!("{written}\n"));
+}
+
+/// The hash of the library the static command carries, as it says.
+fn static_hash() -> String {
+    let version = Command::new(static_pair().join("eatmydata"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    let version = String::from_utf8_lossy(&version.stdout).into_owned();
+    let hash = version
+        .lines()
+        .find_map(|l| l.strip_prefix("library: embedded, sha256 "));
+    hash.unwrap_or_else(|| panic!("{version}")).to_owned()
 }
 
 #[test]

@@ -75,7 +75,7 @@ pub fn static_pair() -> PathBuf {
 }
 
 /// Lays out at `root` a file system with musl and no glibc: musl's loader,
-/// the static command with the library beside it in `/bin`, `programs`
+/// the static command alone in `/bin` (it carries its library), `programs`
 /// (musl-built) in `/bin` too, and an empty `/tmp`. No `/proc`.
 pub fn musl_root(root: &Path, programs: &[&Path]) {
     let pair = static_pair();
@@ -85,9 +85,7 @@ pub fn musl_root(root: &Path, programs: &[&Path]) {
     let loader = musl_loader();
     let real = fs::canonicalize(&loader).expect("musl is installed");
     fs::copy(real, root.join(loader.strip_prefix("/").unwrap())).expect("copy musl");
-    for file in ["eatmydata", "libeatmydata.so"] {
-        fs::copy(pair.join(file), root.join("bin").join(file)).expect("copy the pair");
-    }
+    fs::copy(pair.join("eatmydata"), root.join("bin/eatmydata")).expect("copy the command");
     for program in programs {
         fs::copy(program, root.join("bin").join(program.file_name().unwrap()))
             .expect("copy a program");

@@ -141,14 +141,13 @@ struct MuslImage {
 }
 
 impl MuslImage {
-    fn new(label: &str, program: &Path, with_pair: bool) -> MuslImage {
+    fn new(label: &str, program: &Path, with_command: bool) -> MuslImage {
         let dir = TempDir::new(label);
         let root = dir.join("root");
         musl_root(&root, &[program]);
-        if !with_pair {
+        if !with_command {
             // Only musl and the program: the library comes from the host.
             fs::remove_file(root.join("bin/eatmydata")).unwrap();
-            fs::remove_file(root.join("bin/libeatmydata.so")).unwrap();
         }
         let image = Image::import(
             &root,

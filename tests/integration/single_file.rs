@@ -9,6 +9,8 @@ use std::process::Command;
 
 use crate::common::{Outcome, Run, TempDir, command, probe};
 
+mod install; // cargo install --path as a user, then SQLite's 1,000 commits eaten
+mod mariadb; // eatmydata mariadbd --user=mysql: a server that drops to another user
 mod planted; // a link, someone else's file, other bytes, someone else's folder: never used
 mod unwritable; // read-only, full, noexec places: exit 125, and why each was passed over
 

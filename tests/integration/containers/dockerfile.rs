@@ -1,5 +1,6 @@
 //! The Dockerfile recipe (`contrib/container/Dockerfile`): the static
-//! command copied in, the RUN step's dpkg syncs eaten, the ENTRYPOINT too.
+//! command copied in alone, from a build context that holds nothing else,
+//! the RUN step's dpkg syncs eaten, the ENTRYPOINT too.
 
 use std::fs;
 use std::path::Path;
@@ -13,6 +14,10 @@ fn a_dockerfile_copies_the_static_command_in_and_uses_it() {
     let base = debian_image(&[]);
     let dockerfile = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/container/Dockerfile");
     let dir = TempDir::new("podman-dockerfile");
+    // The build context: the command, and no library to copy.
+    let context = dir.join("context");
+    fs::create_dir(&context).unwrap();
+    fs::copy(static_pair().join("eatmydata"), context.join("eatmydata")).unwrap();
     // Each process under the library appends what it skipped here: the
     // oracle for the RUN step (only the test sets it).
     let report_dir = dir.join("report");
@@ -34,7 +39,7 @@ fn a_dockerfile_copies_the_static_command_in_and_uses_it() {
         dockerfile.to_str().unwrap(),
         "-t",
         &image.0,
-        static_pair().to_str().unwrap(),
+        context.to_str().unwrap(),
     ]);
     let report = fs::read_to_string(report_dir.join("report")).unwrap();
     let dpkg_fsyncs: u64 = report

@@ -1,5 +1,6 @@
 //! musl images: the library mounted read-only with `LD_PRELOAD`, the static
-//! command inside, and root in a container getting the filter.
+//! command alone inside (it carries the library), and root in a container
+//! getting the filter.
 
 use std::process::Stdio;
 
@@ -55,8 +56,13 @@ fn the_static_command_runs_in_a_musl_image() {
         ]);
     });
     assert_eaten(control, eaten, 6);
+    // Nothing but the command came in: the library it carries was written
+    // out inside the container.
     let printed = podman_ok(&["run", "--rm", &image.0, "/bin/eatmydata", "--print-library"]);
-    assert_eq!(printed, "/bin/libeatmydata.so\n");
+    assert!(
+        printed.starts_with("/tmp/eatmydata-0/libeatmydata-"),
+        "{printed}"
+    );
 }
 
 #[test]

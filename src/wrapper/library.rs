@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 
+mod at;
 pub mod embedded;
 
 pub const FILE_NAME: &str = "libeatmydata.so";

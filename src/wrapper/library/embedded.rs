@@ -18,14 +18,15 @@
 //! under a fresh name made with `O_EXCL`, then renamed over it, all
 //! relative to the folder's descriptor and without following a link.
 
-use std::ffi::{CString, OsStr};
+use std::ffi::CString;
 use std::fs::{File, Metadata, Permissions};
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::{env, fs};
+
+use super::at::{open_at, rename_at, unlink_at};
 
 /// The library, as built with the command (empty if built without it).
 pub static BYTES: &[u8] = include_bytes!(env!("EATMYDATA_EMBEDDED_FILE"));
@@ -199,44 +200,6 @@ fn write(dir: &File, name: &str) -> io::Result<()> {
     written
 }
 
-fn c_name(name: &str) -> io::Result<CString> {
-    CString::new(OsStr::new(name).as_bytes()).map_err(|_| io::ErrorKind::InvalidInput.into())
-}
-
-/// `openat(2)` relative to `dir`.
-fn open_at(dir: &File, name: &str, flags: i32, mode: libc::mode_t) -> io::Result<File> {
-    let name = c_name(name)?;
-    // SAFETY: an open descriptor, a NUL-terminated name; the mode is read
-    // only with O_CREAT, as a promoted unsigned int.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags, mode as libc::c_uint) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: openat just gave us this descriptor, which nothing else owns.
-    Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
-}
-
-/// `renameat(2)` within `dir`: replaces `to` whatever it is, link or not.
-fn rename_at(dir: &File, from: &str, to: &str) -> io::Result<()> {
-    let (from, to) = (c_name(from)?, c_name(to)?);
-    let fd = dir.as_raw_fd();
-    // SAFETY: an open descriptor and two NUL-terminated names.
-    if unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// `unlinkat(2)` within `dir`.
-fn unlink_at(dir: &File, name: &str) -> io::Result<()> {
-    let name = c_name(name)?;
-    // SAFETY: an open descriptor and a NUL-terminated name.
-    if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 fn plain(error: &io::Error) -> String {
     crate::error::plain(error)
 }
@@ -245,11 +208,81 @@ fn plain(error: &io::Error) -> String {
 mod tests {
     use super::*;
 
+    /// A place of the test's own under /tmp, mode `mode`, removed on drop.
+    struct Place(PathBuf);
+
+    impl Place {
+        fn new(label: &str, mode: u32) -> Place {
+            let path = PathBuf::from(format!(
+                "/tmp/eatmydata-unit-{label}-{}",
+                std::process::id()
+            ));
+            let _ = fs::remove_dir_all(&path);
+            fs::create_dir(&path).unwrap();
+            fs::set_permissions(&path, Permissions::from_mode(mode)).unwrap();
+            Place(path)
+        }
+    }
+
+    impl Drop for Place {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn uid() -> u32 {
+        // SAFETY: geteuid cannot fail and touches no memory.
+        unsafe { libc::geteuid() }
+    }
+
+    #[test]
+    fn written_once_then_found() {
+        let place = Place::new("once", 0o755);
+        let (path, written) = write_at(&place.0, uid()).unwrap();
+        assert!(written);
+        assert_eq!(path.file_name().unwrap().to_str(), Some(&file_name()[..]));
+        assert_eq!(fs::read(&path).unwrap(), BYTES);
+        assert_eq!(write_at(&place.0, uid()).unwrap(), (path, false));
+    }
+
+    #[test]
+    fn a_folder_closed_to_others_is_opened_for_them() {
+        let place = Place::new("closed", 0o755);
+        let folder = place.0.join(format!("eatmydata-{}", uid()));
+        fs::DirBuilder::new().mode(0o700).create(&folder).unwrap();
+        fs::set_permissions(&folder, Permissions::from_mode(0o700)).unwrap();
+        write_at(&place.0, uid()).unwrap();
+        let mode = fs::metadata(&folder).unwrap().mode() & 0o7777;
+        assert_eq!(mode, 0o755);
+    }
+
+    #[test]
+    fn a_place_anyone_may_rename_in_is_passed_over() {
+        let open = Place::new("open", 0o777);
+        let why = write_at(&open.0, uid()).unwrap_err();
+        assert_eq!(why, "others can rename what is in it");
+        assert!(!open.0.join(format!("eatmydata-{}", uid())).exists());
+        // The sticky bit, as /tmp has it, makes it safe.
+        let sticky = Place::new("sticky", 0o1777);
+        assert!(write_at(&sticky.0, uid()).is_ok());
+    }
+
+    #[test]
+    fn a_place_others_cannot_enter_is_passed_over() {
+        let outer = Place::new("shut", 0o700);
+        let inner = outer.0.join("inner");
+        fs::create_dir(&inner).unwrap();
+        let why = write_at(&inner, uid()).unwrap_err();
+        assert_eq!(
+            why,
+            format!("{} cannot be entered by other users", outer.0.display())
+        );
+    }
+
     #[test]
     fn the_name_carries_the_hash() {
-        if carried() {
-            assert_eq!(SHA256.len(), 64);
-            assert_eq!(file_name(), format!("libeatmydata-{}.so", &SHA256[..16]));
-        }
+        assert!(carried(), "built without the library (EATMYDATA_EMBED=0)");
+        assert_eq!(SHA256.len(), 64);
+        assert_eq!(file_name(), format!("libeatmydata-{}.so", &SHA256[..16]));
     }
 }

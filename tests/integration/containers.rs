@@ -15,6 +15,7 @@ use crate::common::{TempDir, musl_root};
 use crate::loopfs::LoopFs;
 
 mod cases; // what every engine runs: servers, programs, the off switch, beside runc
+mod client; // eatmydata podman run and eatmydata docker run, as typed
 mod containerd; // containerd of the tests' own, the runtime as the shim's BinaryName (ctr run)
 mod cri; // containerd's CRI plugin: the runtime as a RuntimeClass handler, pods run by cri.py
 mod daemon; // dockerd and containerd stopped by pid, their folders under /run, store locks

@@ -1,0 +1,121 @@
+//! The container clients as typed: `eatmydata podman run ...` runs podman
+//! with the runtime's path selected, so the container gets the library
+//! (which alone drops the sync flags of `open`) and the seccomp rules; and
+//! `eatmydata docker run ...` against a daemon without the runtime says
+//! what to do and runs docker as asked, with docker's own status.
+
+use std::process::{Command, Stdio};
+
+use super::engine::runtime;
+use super::{MuslImage, assert_eaten, conf, data_volume, podman_ok, text};
+use crate::common::{Libc, command, probe, probe_for};
+use crate::loopfs::LoopFs;
+
+/// `eatmydata podman ARGS`, with the tests' podman settings.
+fn eatmydata_podman(args: &[&str]) -> std::process::Output {
+    runtime(); // eatmydata-runtime beside the command, as installed
+    let output = Command::new(command())
+        .arg("podman")
+        .args(args)
+        .env("CONTAINERS_CONF", conf())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run eatmydata podman");
+    assert!(
+        output.status.success(),
+        "eatmydata podman {args:?}: {}",
+        text(&output)
+    );
+    output
+}
+
+#[test]
+fn eatmydata_podman_run_reaches_a_dynamic_program() {
+    let program = probe_for(Libc::Musl, "open_flags", &[]);
+    let musl = MuslImage::new("client-open", &program, false);
+    let disk = LoopFs::new("client-open-disk", 16);
+    let volume = data_volume(&disk);
+    std::fs::create_dir_all(disk.join("a")).unwrap();
+    std::fs::create_dir_all(disk.join("b")).unwrap();
+    let run = ["run", "--rm", "-v", &volume, &musl.image.0, &musl.program];
+    let control = podman_ok(&[&run[..], &["/data/a"]].concat());
+    let ours = eatmydata_podman(&[&run[..], &["/data/b"]].concat());
+    let ours = String::from_utf8(ours.stdout).unwrap();
+    assert!(
+        control.contains("open: sync=1 dsync=1 direct=1"),
+        "{control}"
+    );
+    assert_eq!(control.lines().count(), ours.lines().count(), "{ours}");
+    assert!(
+        ours.lines().all(|l| l.contains("sync=0 dsync=0 direct=0")),
+        "{ours}"
+    );
+}
+
+#[test]
+fn eatmydata_podman_run_reaches_a_static_program() {
+    let program = probe("sync_calls", &["-static"]);
+    let musl = MuslImage::new("client-static", &program, false);
+    let disk = LoopFs::new("client-static-disk", 64);
+    let volume = data_volume(&disk);
+    let run = ["run", "--rm", "-v", &volume, &musl.image.0, &musl.program];
+    let control = disk.flushes_during_sync(|| {
+        podman_ok(&[&run[..], &["/data/a"]].concat());
+    });
+    let mut output = None;
+    let eaten =
+        disk.flushes_during(|| output = Some(eatmydata_podman(&[&run[..], &["/data/b"]].concat())));
+    assert_eaten(control, eaten, 6);
+    // The client itself ran without the library or a filter: nothing said.
+    let output = output.unwrap();
+    assert!(output.stderr.is_empty(), "{}", text(&output));
+}
+
+#[test]
+fn eatmydata_docker_run_without_the_runtime_says_so() {
+    let host = "unix:///nonexistent/eatmydata-test.sock";
+    let run = |eatmydata: bool| {
+        let mut command = if eatmydata {
+            let mut command = Command::new(command());
+            command.arg("docker");
+            command
+        } else {
+            Command::new("docker")
+        };
+        command
+            .args([
+                "-H",
+                host,
+                "run",
+                "--rm",
+                "--network=none",
+                "none:0",
+                "/bin/true",
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run docker")
+    };
+    let (control, ours) = (run(false), run(true));
+    assert_eq!(ours.status.code(), control.status.code(), "{}", text(&ours));
+    assert_eq!(ours.stdout, control.stdout);
+    let stderr = String::from_utf8_lossy(&ours.stderr);
+    let (note, rest) = stderr.split_once('\n').unwrap();
+    assert!(
+        note.starts_with("eatmydata: docker starts the container in its daemon"),
+        "{stderr}"
+    );
+    assert!(
+        note.contains("sudo eatmydata-runtime configure docker"),
+        "{note}"
+    );
+    assert_eq!(
+        rest.as_bytes(),
+        control.stderr,
+        "docker said the rest, unchanged"
+    );
+    assert!(
+        !stderr.contains("seccomp"),
+        "the client was not filtered: {stderr}"
+    );
+}

@@ -60,3 +60,54 @@ pub fn has_library(runtime: &Path, root: Option<&Path>, id: &OsStr) -> bool {
     };
     json(&bundle.join("config.json")).is_some_and(|config| spec::has_library(&config))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// runc's `state.json` (the part read) and crun's `status` (its
+    /// `write_container_status` fields), in folders of this test's own.
+    #[test]
+    fn the_bundle_is_found_in_either_runtimes_state() {
+        let root = std::env::temp_dir().join(format!("eatmydata-state-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let bundle = root.join("bundle");
+        fs::create_dir_all(root.join("runc/a")).unwrap();
+        fs::create_dir_all(root.join("crun/b")).unwrap();
+        fs::create_dir_all(&bundle).unwrap();
+        let labels = format!(
+            r#"{{"config": {{"labels": ["x=1", "bundle={}"]}}}}"#,
+            bundle.display()
+        );
+        fs::write(root.join("runc/a/state.json"), labels).unwrap();
+        let status = format!(
+            r#"{{"pid": 1, "bundle": "{}", "created": "t"}}"#,
+            bundle.display()
+        );
+        fs::write(root.join("crun/b/status"), status).unwrap();
+        let runc = Path::new("/usr/sbin/runc");
+        let crun = Path::new("/usr/bin/crun");
+        // No config.json yet: no library.
+        assert!(!has_library(
+            runc,
+            Some(&root.join("runc")),
+            OsStr::new("a")
+        ));
+        let config = format!(r#"{{"mounts": [{{"destination": "{}"}}]}}"#, spec::MOUNTED);
+        fs::write(bundle.join("config.json"), config).unwrap();
+        assert!(has_library(runc, Some(&root.join("runc")), OsStr::new("a")));
+        assert!(has_library(crun, Some(&root.join("crun")), OsStr::new("b")));
+        assert!(!has_library(
+            runc,
+            Some(&root.join("runc")),
+            OsStr::new("c")
+        ));
+        fs::write(bundle.join("config.json"), r#"{"mounts": []}"#).unwrap();
+        assert!(!has_library(
+            crun,
+            Some(&root.join("crun")),
+            OsStr::new("b")
+        ));
+        fs::remove_dir_all(&root).unwrap();
+    }
+}

@@ -174,3 +174,32 @@ fn the_off_switch_leaves_the_container_alone() {
     off(&mut expected);
     assert_eq!(spec, expected);
 }
+
+/// A Go program (static, `CGO_ENABLED=0`): its own system calls, answered
+/// by the rules; 20 fsyncs of a file beside a control that flushed them.
+#[test]
+fn a_go_program_gets_the_seccomp_rules() {
+    let program = crate::seccomp::go_probe("static");
+    let disk = LoopFs::new("runtime-go", 64);
+    let bundle = Bundle::new("runtime-go", &[&program], &disk);
+    let inside = inside(&program);
+    let run = |via, file| bundle.run(via, &[&inside, "loop", file, "20"], |_| {});
+    let mut control = None;
+    let control_flushes =
+        disk.flushes_during(|| control = Some(run(Via::Alone("runc"), "/data/a")));
+    let mut ours = None;
+    let our_flushes = disk.flushes_during(|| ours = Some(run(Via::Ours("runc"), "/data/b")));
+    let (control, ours) = (control.unwrap(), ours.unwrap());
+    assert!(control.status.success(), "{}", text(&control));
+    assert_eq!(
+        (ours.status, &ours.stdout),
+        (control.status, &control.stdout),
+        "{}",
+        text(&ours)
+    );
+    assert!(control_flushes >= 20, "control: {control_flushes} flushes");
+    assert_eq!(
+        our_flushes, 0,
+        "through the runtime ({control_flushes} alone)"
+    );
+}

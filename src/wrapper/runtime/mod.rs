@@ -197,8 +197,9 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
                 if let Some(why) = spec::off(value) {
                     return Ok(spec::Done::Off(why));
                 }
-                let library = library::locate().map_err(|e| e.to_string())?.path;
-                spec::edit_config(value, &library)
+                // Only now: a container switched off needs no library.
+                let library = library::locate().map_err(Failure::Command)?.path;
+                spec::edit_config(value, &library).map_err(|why| Failure::Edit(path.clone(), why))
             })?;
             say(log, id.as_deref(), &done);
         }
@@ -208,7 +209,10 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
         } => {
             let id_os = id.clone().unwrap_or_default();
             let mounted = state::has_library(&runtime, root.as_deref(), &id_os);
-            let done = edit(&process, |value| spec::edit_process(value, mounted))?;
+            let done = edit(&process, |value| {
+                spec::edit_process(value, mounted)
+                    .map_err(|why| Failure::Edit(process.clone(), why))
+            })?;
             say(log, id.as_deref(), &done);
         }
         Verb::Exec { process: None, .. } | Verb::Other => {}
@@ -225,10 +229,10 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
 /// anything was applied.
 fn edit(
     path: &Path,
-    change: impl FnOnce(&mut serde_json::Value) -> Result<spec::Done, String>,
+    change: impl FnOnce(&mut serde_json::Value) -> Result<spec::Done, Failure>,
 ) -> Result<spec::Done, Failure> {
     let mut file = bundle::read(path).map_err(|p| Failure::Spec(path.to_owned(), p))?;
-    let done = change(&mut file.value).map_err(|why| Failure::Edit(path.to_owned(), why))?;
+    let done = change(&mut file.value)?;
     if matches!(done, spec::Done::Applied { .. }) {
         file.write()
             .map_err(|p| Failure::Spec(path.to_owned(), p))?;

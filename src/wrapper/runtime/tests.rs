@@ -16,6 +16,11 @@ fn strings(args: &[&str]) -> Vec<OsString> {
     args.iter().map(OsString::from).collect()
 }
 
+/// The create edit, its refusal as the runtime reports it.
+fn config(value: &mut serde_json::Value, library: &Path) -> Result<spec::Done, Failure> {
+    spec::edit_config(value, library).map_err(|why| Failure::Edit("config.json".into(), why))
+}
+
 #[test]
 fn its_name_is_the_file_name() {
     assert!(is_its_name(OsStr::new("eatmydata-runtime")));
@@ -83,7 +88,7 @@ fn bad_json_is_left_byte_for_byte() {
     // A shape we cannot edit: the same.
     fs::write(&path, b"[1, 2]").unwrap();
     let library = Path::new("/l.so");
-    let failure = edit(&path, |v| spec::edit_config(v, library)).unwrap_err();
+    let failure = edit(&path, |v| config(v, library)).unwrap_err();
     assert!(matches!(failure, Failure::Edit(..)), "{failure:?}");
     assert_eq!(fs::read(&path).unwrap(), b"[1, 2]");
     fs::remove_dir_all(&dir).unwrap();
@@ -113,7 +118,7 @@ fn the_file_keeps_its_mode_and_layout() {
         fs::write(&path, text).unwrap();
         fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
         let library = Path::new("/l.so");
-        let done = edit(&path, |v| spec::edit_config(v, library)).unwrap();
+        let done = edit(&path, |v| config(v, library)).unwrap();
         assert!(matches!(done, spec::Done::Applied { .. }));
         let written = fs::read_to_string(&path).unwrap();
         assert_eq!(written.contains('\n'), pretty, "{written}");
@@ -129,7 +134,7 @@ fn the_file_keeps_its_mode_and_layout() {
     // Off: not even written.
     fs::write(&path, "{\"process\":{\"env\":[\"EATMYDATA_DISABLE=1\"]}}").unwrap();
     let before = fs::metadata(&path).unwrap().modified().unwrap();
-    let done = edit(&path, |v| spec::edit_config(v, Path::new("/l.so"))).unwrap();
+    let done = edit(&path, |v| config(v, Path::new("/l.so"))).unwrap();
     assert!(matches!(done, spec::Done::Off(_)));
     assert_eq!(fs::metadata(&path).unwrap().modified().unwrap(), before);
     fs::remove_dir_all(&dir).unwrap();

@@ -180,13 +180,14 @@ fn real_runtime(named: Option<OsString>) -> Result<PathBuf, Failure> {
 /// Edits what the verb needs, then executes the real runtime.
 fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::Infallible, Failure> {
     let named = our_options(&mut args)?;
-    let runtime = real_runtime(named)?;
     let Line {
         root,
         log: runtime_log,
         verb,
     } = verbs::parse(&args);
+    // Known before anything can fail, so that the shim reads why.
     *log = runtime_log;
+    let runtime = real_runtime(named)?;
     match verb {
         Verb::Create { bundle, config, id } => {
             let path = match config {

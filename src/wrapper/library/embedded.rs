@@ -167,9 +167,10 @@ fn holds_the_library(dir: &File, name: &str, uid: u32) -> bool {
     if !trusted(&meta, uid) || meta.len() != BYTES.len() as u64 {
         return false;
     }
-    let mut bytes = Vec::with_capacity(BYTES.len());
-    let read = (&file).take(BYTES.len() as u64 + 1).read_to_end(&mut bytes);
-    read.is_ok() && bytes == BYTES
+    // Its length is ours already (fstat): one read of exactly that many
+    // bytes, and no one but us can write to it meanwhile.
+    let mut bytes = vec![0; BYTES.len()];
+    (&file).read_exact(&mut bytes).is_ok() && bytes == BYTES
 }
 
 /// A regular file of `uid`'s, writable by it alone and readable by all.

@@ -7,8 +7,10 @@
 //!
 //! `eatmydata-runtime [--eatmydata-runtime=NAME|PATH] RUNC-ARGS...`: our own
 //! options come first; the real runtime is the one they name, else the one
-//! `EATMYDATA_RUNTIME` names (for engines that pass no arguments), else
-//! `runc` from `PATH`, else `crun`; never this program. A spec that cannot
+//! `EATMYDATA_RUNTIME` names (for an engine that passes no arguments: set
+//! in containerd's service, its shims inherit it; podman's conmon does not
+//! pass the caller's environment on, see docs/runtime.md), else `runc` from
+//! `PATH`, else `crun`; never this program. A spec that cannot
 //! be read or parsed fails the verb with a message starting `eatmydata:`,
 //! the spec untouched and the container never started.
 //! `eatmydata-runtime configure ENGINE ...` registers the runtime

@@ -15,12 +15,12 @@ durability made free, for engines that start containers with runc's
 command line (Docker, podman, containerd, CRI-O).
 
 On create and run it edits the bundle's config.json: libeatmydata.so
-mounted read-only at {MOUNTED} and put first in LD_PRELOAD,
-and the sync calls answered by the container's seccomp profile, which
-reaches static and Go programs too; on exec --process, the same
-LD_PRELOAD. Then it runs the real
-runtime with its arguments byte for byte; every other verb goes straight
-to it. A spec it cannot parse fails the verb, the container not started.
+mounted read-only at {MOUNTED}
+and put first in LD_PRELOAD, and the sync calls answered by the
+container's seccomp profile, which reaches static and Go programs too;
+on exec --process, the same LD_PRELOAD. Then it runs the real runtime
+with its arguments byte for byte; every other verb goes straight to it.
+A spec it cannot parse fails the verb, the container not started.
 
 Options (before runc's own):
       {RUNTIME_OPTION}=NAME|PATH

@@ -59,6 +59,11 @@ Options:
                      sync was skipped (syncfs, or sync when it cannot tell),
                      then exit with COMMAND's status (125 if it succeeded
                      but a flush failed)
+      --runtime ARGS...
+                     be the OCI runtime eatmydata-runtime with ARGS, for a
+                     copy of this command without that link beside it:
+                     'eatmydata --runtime configure docker' registers it
+                     (and makes the link); 'eatmydata --runtime --help'
   -h, --help         print this help and exit
   -V, --version      print the version and the SHA-256 of the library this
                      command carries, and exit
@@ -93,6 +98,8 @@ pub enum Action {
     Help,
     Version,
     PrintLibrary,
+    /// `--runtime ARGS...`: the runtime's face, with these arguments.
+    Runtime(Vec<OsString>),
     Run(Invocation),
 }
 
@@ -152,6 +159,7 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> 
             b"-h" | b"--help" => return Ok(Action::Help),
             b"-V" | b"--version" => return Ok(Action::Version),
             b"--print-library" => return Ok(Action::PrintLibrary),
+            b"--runtime" => return Ok(Action::Runtime(argv.collect())),
             b"-v" | b"--verbose" => verbose = true,
             b"--keep-direct" => keep_direct = true,
             b"--seccomp" => (seccomp, plain_seccomp) = (Choice::On, false),
@@ -239,6 +247,10 @@ mod tests {
         assert_eq!(
             parse_strs(&["eatmydata", "--print-library"]).unwrap(),
             Action::PrintLibrary
+        );
+        assert_eq!(
+            parse_strs(&["eatmydata", "-v", "--runtime", "configure", "-v"]).unwrap(),
+            Action::Runtime(vec!["configure".into(), "-v".into()])
         );
     }
 

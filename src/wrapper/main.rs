@@ -93,6 +93,10 @@ fn run(argv: Vec<std::ffi::OsString>) -> Result<std::ffi::c_int, Error> {
             println!("{}", library::locate()?.path.display());
             return Ok(0);
         }
+        Action::Runtime(args) => {
+            let argv = std::iter::once(runtime::NAME.into()).chain(args);
+            return Ok(runtime::main(argv.collect()));
+        }
         Action::Run(invocation) => invocation,
     };
     launch(invocation)

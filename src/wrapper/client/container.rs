@@ -177,7 +177,14 @@ pub struct Outcome {
     pub inserted: Option<String>,
 }
 
-const REGISTER: &str = "register the runtime once (sudo eatmydata-runtime configure";
+/// How to register the runtime: through `eatmydata-runtime` where that
+/// link exists, else through this command (which makes the link).
+fn register(facts: &Facts) -> &'static str {
+    match facts.runtime {
+        Some(_) => "register the runtime once (sudo eatmydata-runtime configure",
+        None => "register the runtime once (sudo eatmydata --runtime configure",
+    }
+}
 
 /// The line to run and the note, for `call` with `args`, given `facts`.
 pub fn decide(call: &Call, args: &[OsString], facts: &Facts) -> Outcome {
@@ -193,6 +200,7 @@ pub fn decide(call: &Call, args: &[OsString], facts: &Facts) -> Outcome {
         Client::Compose(engine) => engine,
     };
     let as_asked = "The command runs as asked, without eatmydata.";
+    let register = register(facts);
     let start = match &call.verb {
         Verb::Start { at, runtime: None } => *at,
         Verb::Start {
@@ -215,7 +223,7 @@ pub fn decide(call: &Call, args: &[OsString], facts: &Facts) -> Outcome {
         Verb::Compose => {
             return unchanged(format!(
                 "Compose starts its containers through {engine}, which eatmydata cannot reach \
-                 from the client: {REGISTER} {engine}) and give each service `runtime: \
+                 from the client: {register} {engine}) and give each service `runtime: \
                  eatmydata`, or make it the default runtime of every container (eatmydata-runtime \
                  configure {engine} --default). {as_asked}"
             ));
@@ -240,7 +248,7 @@ pub fn decide(call: &Call, args: &[OsString], facts: &Facts) -> Outcome {
         (Client::Docker, _) => {
             return unchanged(format!(
                 "docker starts the container in its daemon, which eatmydata cannot reach from \
-                 the client: {REGISTER} docker, then restart dockerd), and eatmydata docker run \
+                 the client: {register} docker, then restart dockerd), and eatmydata docker run \
                  adds --runtime=eatmydata itself; or mount the library (docs/containers.md). \
                  {as_asked}"
             ));
@@ -254,14 +262,15 @@ pub fn decide(call: &Call, args: &[OsString], facts: &Facts) -> Outcome {
         {
             return unchanged(format!(
                 "podman talks to a service elsewhere here, whose runtime eatmydata cannot name: \
-                 {REGISTER} podman) there and pass --runtime=eatmydata. {as_asked}"
+                 {register} podman) there and pass --runtime=eatmydata. {as_asked}"
             ));
         }
         (_, Some(path)) => format!("--runtime={}", path.display()),
         (_, None) => {
             return unchanged(format!(
                 "{engine} needs eatmydata-runtime, which is neither beside eatmydata nor in \
-                 PATH (scripts/install.sh puts it there: a link to eatmydata named so). {as_asked}"
+                 PATH: make it beside the command, a link to eatmydata named so (ln -s eatmydata \
+                 eatmydata-runtime; scripts/install.sh and the packages do). {as_asked}"
             ));
         }
     };

@@ -1,11 +1,12 @@
 //! The other rules for an engine's file: a dry run that writes nothing; a
 //! file it cannot parse left as it was; a missing file made with
 //! eatmydata's keys alone; the runtime's link made when missing; a file
-//! behind a link edited where it lives; bad usage.
+//! behind a link edited where it lives; bad usage; a copy of the command alone, through `eatmydata --runtime`.
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, symlink};
 use std::path::Path;
+use std::process::{Command, Stdio};
 
 use super::{DAEMON_JSON, RUNTIME, configure, configure_ok};
 use crate::common::TempDir;
@@ -156,6 +157,49 @@ fn the_runtime_beside_the_command_is_made_as_a_link_when_missing() {
     let again = configure_ok(&elsewhere, &["docker", "--config", config]);
     assert!(!again.contains("a link to"), "{again}");
     assert!(again.contains("nothing changed"), "{again}");
+}
+
+#[test]
+fn a_single_file_registers_through_eatmydata_runtime_option() {
+    // A copy of the command alone (cargo install, the static file): no
+    // eatmydata-runtime anywhere, so `eatmydata --runtime` is the way in.
+    let dir = TempDir::new("configure-single");
+    let alone = dir.join("eatmydata");
+    fs::copy(crate::common::command(), &alone).unwrap();
+    let config = dir.join("daemon.json");
+    let run = |args: &[&str]| {
+        Command::new(&alone)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run the copy")
+    };
+    let help = run(&["--runtime", "--help"]);
+    assert!(help.status.success());
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.starts_with("Usage: eatmydata-runtime"), "{help}");
+    let said = run(&[
+        "--runtime",
+        "configure",
+        "docker",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(
+        said.status.success(),
+        "{}",
+        String::from_utf8_lossy(&said.stderr)
+    );
+    let beside = dir.join("eatmydata-runtime");
+    assert_eq!(fs::read_link(&beside).unwrap(), Path::new("eatmydata"));
+    let written = fs::read_to_string(&config).unwrap();
+    assert!(
+        written.contains(&format!("\"path\": \"{}\"", beside.display())),
+        "{written}"
+    );
+    // Control: without --runtime, `configure` is a command to run, not ours.
+    let plain = run(&["configure", "docker"]);
+    assert_eq!(plain.status.code(), Some(127));
 }
 
 #[test]

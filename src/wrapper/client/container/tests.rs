@@ -97,10 +97,19 @@ fn docker_gets_the_registered_runtime_or_a_note() {
     assert_eq!(bare.args, strings("run --rm img"));
     let notice = bare.notice.unwrap();
     assert!(
+        notice.contains("sudo eatmydata --runtime configure docker"),
+        "no eatmydata-runtime link, so through the command: {notice}"
+    );
+    assert!(notice.ends_with("without eatmydata."), "{notice}");
+    let linked = Facts {
+        registered: false,
+        runtime: Some("/usr/bin/eatmydata-runtime".into()),
+    };
+    let notice = decided("docker", "run --rm img", linked).notice.unwrap();
+    assert!(
         notice.contains("sudo eatmydata-runtime configure docker"),
         "{notice}"
     );
-    assert!(notice.ends_with("without eatmydata."), "{notice}");
 }
 
 #[test]

@@ -18,7 +18,7 @@ mod cases; // what every engine runs: servers, programs, the off switch, beside 
 mod client; // eatmydata podman run and eatmydata docker run, as typed
 mod containerd; // containerd of the tests' own, the runtime as the shim's BinaryName (ctr run)
 mod cri; // containerd's CRI plugin: the runtime as a RuntimeClass handler, pods run by cri.py
-mod daemon; // dockerd and containerd stopped by pid, their folders under /run, store locks
+pub mod daemon; // dockerd and containerd stopped by pid, their folders under /run, store locks
 mod docker; // dockerd of the tests' own, the runtime registered as eatmydata
 mod dockerfile; // the Dockerfile recipe: the static command copied in, dpkg's syncs eaten
 mod engine; // the runtime under test and its registration, the engine interface, the flush oracle

@@ -5,65 +5,52 @@
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::{DAEMON_JSON, configure_ok};
 use crate::common::{TempDir, probe, wait_until};
-use crate::containers::MOUNTED;
+use crate::containers::{MOUNTED, daemon};
 
-/// A dockerd of the test's own, on its own socket and folders, off the
-/// host's network; stopped by its pid when dropped.
+/// A dockerd of the test's own (see [`daemon::Dockerd`]) on the
+/// containerd it starts itself; stopped by its pid when dropped.
 struct Dockerd {
-    child: Child,
-    socket: String,
-    log: std::path::PathBuf,
-    // containerd's sockets are made here: a short path, as a unix socket's
-    // must be.
-    exec_root: std::path::PathBuf,
+    dockerd: daemon::Dockerd,
+    // That containerd's sockets are made here: a short path, as a unix
+    // socket's must be. Removed once the daemon is gone (fields drop in
+    // order).
+    _exec_root: Removed,
+}
+
+/// A folder removed when dropped.
+struct Removed(PathBuf);
+
+impl Drop for Removed {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
 }
 
 impl Dockerd {
     fn start(dir: &Path, config: &Path) -> Dockerd {
         fs::create_dir_all(dir).unwrap();
-        let log = dir.join("dockerd.log");
         let name = dir.file_name().unwrap().to_string_lossy();
         let exec_root = std::env::temp_dir().join(format!("emd-{}-{name}", std::process::id()));
-        let socket = format!("unix://{}", dir.join("docker.sock").display());
-        let child = Command::new("dockerd")
-            .arg("--config-file")
-            .arg(config)
-            .arg("--data-root")
-            .arg(dir.join("data"))
-            .arg("--exec-root")
-            .arg(&exec_root)
-            .arg("--pidfile")
-            .arg(dir.join("dockerd.pid"))
-            .args(["--host", &socket])
-            .args([
-                "--bridge=none",
-                "--iptables=false",
-                "--ip6tables=false",
-                "--ip-masq=false",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("start dockerd");
+        let exec_root = Removed(exec_root);
+        let data_root = dir.join("data");
+        let dockerd = daemon::Dockerd::start(dir, config, &data_root, &exec_root.0, None);
         Dockerd {
-            child,
-            socket,
-            log,
-            exec_root,
+            dockerd,
+            _exec_root: exec_root,
         }
     }
 
     /// `docker ARGS...` for this daemon, asserting success; its stdout.
     fn docker(&self, args: &[&str], stdin: Stdio) -> String {
-        let output = Command::new("docker")
-            .args(["-H", &self.socket])
+        let output = self
+            .dockerd
+            .docker()
             .args(args)
             .stdin(stdin)
             .output()
@@ -81,13 +68,11 @@ impl Dockerd {
     fn info(&mut self, format: &str) -> String {
         let mut answer = None;
         wait_until("dockerd answers", Duration::from_secs(60), || {
-            if self.child.try_wait().unwrap().is_some() {
-                let log = fs::read_to_string(&self.log).unwrap_or_default();
-                panic!("dockerd ended: {log}");
-            }
-            let output = Command::new("docker")
-                .args(["-H", &self.socket, "info", "--format", format])
-                .stdin(Stdio::null())
+            self.dockerd.daemon.assert_running();
+            let output = self
+                .dockerd
+                .docker()
+                .args(["info", "--format", format])
                 .output()
                 .unwrap();
             // Every dockerd lists runc: an answer without it is not the
@@ -97,15 +82,6 @@ impl Dockerd {
             answer.is_some()
         });
         answer.unwrap()
-    }
-}
-
-impl Drop for Dockerd {
-    fn drop(&mut self) {
-        // SAFETY: kill sends a signal to the daemon this guard started.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
-        let _ = self.child.wait();
-        let _ = fs::remove_dir_all(&self.exec_root);
     }
 }
 

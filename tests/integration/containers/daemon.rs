@@ -1,7 +1,8 @@
 //! The daemons the engine tests start (dockerd, containerd), each stopped
-//! by its pid when dropped, also when a test fails; the short folders under
-//! /run their sockets and state live in, emptied of mounts when dropped;
-//! and the lock that gives one test at a time an engine's store.
+//! by its pid when dropped, also when a test fails, and the one dockerd
+//! starter the configure tests use too; the short folders under /run
+//! their sockets and state live in, emptied of mounts when dropped; and
+//! the lock that gives one test at a time an engine's store.
 
 use std::fs::{self, File};
 use std::os::unix::net::UnixStream;
@@ -49,6 +50,10 @@ impl RunDir {
         RunDir(path)
     }
 
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
     pub fn join(&self, name: &str) -> PathBuf {
         self.0.join(name)
     }
@@ -86,6 +91,63 @@ pub fn unmount_under(dir: &Path) {
     }
 }
 
+/// A dockerd of the test's own, off the host's network (no bridge, no
+/// iptables, no masquerading), on its own config file, store and state;
+/// stopped by its pid when dropped.
+pub struct Dockerd {
+    pub daemon: Daemon,
+    pub socket: PathBuf,
+}
+
+impl Dockerd {
+    /// Starts one on `config`, its store in `data_root`, its state in
+    /// `exec_root` (where it starts a containerd of its own unless given
+    /// `containerd`'s socket), its socket, pid file and log in `dir`;
+    /// returns once it answers.
+    pub fn start(
+        dir: &Path,
+        config: &Path,
+        data_root: &Path,
+        exec_root: &Path,
+        containerd: Option<&Path>,
+    ) -> Dockerd {
+        let socket = dir.join("docker.sock");
+        let mut dockerd = Command::new("dockerd");
+        dockerd
+            .args([
+                "--bridge=none",
+                "--iptables=false",
+                "--ip6tables=false",
+                "--ip-masq=false",
+            ])
+            .arg("--config-file")
+            .arg(config)
+            .arg("--data-root")
+            .arg(data_root)
+            .arg("--exec-root")
+            .arg(exec_root)
+            .arg("--pidfile")
+            .arg(dir.join("dockerd.pid"))
+            .arg("--host")
+            .arg(format!("unix://{}", socket.display()));
+        if let Some(containerd) = containerd {
+            dockerd.arg("--containerd").arg(containerd);
+        }
+        let daemon = Daemon::start("dockerd", dockerd, &socket, dir.join("dockerd.log"));
+        Dockerd { daemon, socket }
+    }
+
+    /// `docker` on this daemon, its stdin empty.
+    pub fn docker(&self) -> Command {
+        let mut docker = Command::new("docker");
+        docker
+            .arg("-H")
+            .arg(format!("unix://{}", self.socket.display()))
+            .stdin(Stdio::null());
+        docker
+    }
+}
+
 /// A daemon the test started, stopped by its pid when dropped: SIGTERM,
 /// then SIGKILL if it has not ended within 30 s.
 pub struct Daemon {
@@ -108,12 +170,7 @@ impl Daemon {
         let mut daemon = Daemon { child, name, log };
         let deadline = Instant::now() + Duration::from_secs(60);
         while UnixStream::connect(socket).is_err() {
-            if let Ok(Some(status)) = daemon.child.try_wait() {
-                panic!(
-                    "{name} ended ({status}) before it answered:\n{}",
-                    daemon.log_text()
-                );
-            }
+            daemon.assert_running();
             assert!(
                 Instant::now() < deadline,
                 "{name} did not answer within 60 s:\n{}",
@@ -126,6 +183,13 @@ impl Daemon {
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Panics, with the end of its log, if the daemon has ended.
+    pub fn assert_running(&mut self) {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            panic!("{} ended ({status}):\n{}", self.name, self.log_text());
+        }
     }
 
     pub fn log_text(&self) -> String {

@@ -6,13 +6,13 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::MOUNTED;
 use super::cases::{self, DYNAMIC, GO, STATIC, SYNCS};
 use super::containerd::Containerd;
-use super::daemon::{Daemon, RunDir, StoreLock, Unmounted};
+use super::daemon::{Dockerd, RunDir, StoreLock, Unmounted};
 use super::engine::{
     CACHE, Engine, Job, Ran, assert_eaten, assert_flushes_eaten, measure, measure_with, register,
 };
@@ -26,10 +26,10 @@ const STORAGE_DRIVER: &str = "overlay2";
 pub struct Docker {
     // Dropped in this order: dockerd, its containerd, the mounts left in
     // the data root, their folder, the lock.
-    daemon: Daemon,
+    dockerd: Dockerd,
     _containerd: Containerd,
     _mounts: Unmounted,
-    dir: RunDir,
+    _dir: RunDir,
     image: String,
     preload: String,
     _lock: StoreLock,
@@ -45,43 +45,28 @@ impl Docker {
             &Path::new(CACHE).join("docker-containerd"),
         );
         let dir = RunDir::new("docker");
-        let socket = dir.join("docker.sock");
         // A daemon.json with a key of our own, which registration keeps.
         let config = dir.join("daemon.json");
         let json = format!("{{\n  \"storage-driver\": \"{STORAGE_DRIVER}\"\n}}\n");
         fs::write(&config, json).expect("write daemon.json");
         register("docker", &config);
-        let mut dockerd = Command::new("dockerd");
-        dockerd
-            .args([
-                "--bridge=none",
-                "--iptables=false",
-                "--ip6tables=false",
-                "--ip-masq=false",
-            ])
-            .arg("--config-file")
-            .arg(&config)
-            .arg("--data-root")
-            .arg(&data_root)
-            .arg("--exec-root")
-            .arg(dir.join("exec"))
-            .arg("--pidfile")
-            .arg(dir.join("docker.pid"))
-            .arg("--host")
-            .arg(format!("unix://{}", socket.display()))
-            .arg("--containerd")
-            .arg(&containerd.socket);
-        let daemon = Daemon::start("dockerd", dockerd, &socket, dir.join("dockerd.log"));
+        let dockerd = Dockerd::start(
+            dir.path(),
+            &config,
+            &data_root,
+            &dir.join("exec"),
+            Some(&containerd.socket),
+        );
         let docker = Docker {
-            daemon,
+            dockerd,
             _containerd: containerd,
             _mounts: Unmounted(data_root),
-            dir,
+            _dir: dir,
             image: image.plain.clone(),
             preload: image.preload.clone(),
             _lock: lock,
         };
-        let client = format!("docker -H unix://{}", socket.display());
+        let client = format!("docker -H unix://{}", docker.dockerd.socket.display());
         // What a failed run left: its containers are stopped, not removed.
         docker.ok(&["container", "prune", "--force"]);
         image.load_unless(
@@ -99,16 +84,11 @@ impl Docker {
 
     /// The daemon's socket, for clients of the Docker API (Testcontainers).
     pub fn socket(&self) -> std::path::PathBuf {
-        self.dir.join("docker.sock")
+        self.dockerd.socket.clone()
     }
 
     pub fn docker(&self) -> Command {
-        let mut docker = Command::new("docker");
-        docker
-            .arg("-H")
-            .arg(format!("unix://{}", self.dir.join("docker.sock").display()));
-        docker.stdin(Stdio::null());
-        docker
+        self.dockerd.docker()
     }
 
     /// `docker args`, asserting success; its stdout.
@@ -118,7 +98,7 @@ impl Docker {
             output.status.success(),
             "docker {args:?}: {}\n{}",
             String::from_utf8_lossy(&output.stderr),
-            self.daemon.log_text()
+            self.dockerd.daemon.log_text()
         );
         String::from_utf8_lossy(&output.stdout).into_owned()
     }

@@ -7,7 +7,7 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::common::{TempDir, command};
+use crate::common::{TempDir, command, probe};
 
 mod dockerd; // a dockerd of the tests' own lists the runtime and runs a container through it
 mod engines; // containerd and podman read the runtime it registered
@@ -24,6 +24,15 @@ pub fn runtime_in(dir: &Path) -> PathBuf {
         symlink(command(), &link).unwrap();
     }
     link
+}
+
+/// A container root in `dir` of one static program, `/show_args`, which
+/// says what `LD_PRELOAD` it got: `preload (unset)` or `preload PATH`.
+pub fn show_args_root(dir: &Path) -> PathBuf {
+    let root = dir.join("root");
+    fs::create_dir(&root).unwrap();
+    fs::copy(probe("show_args", &["-static"]), root.join("show_args")).unwrap();
+    root
 }
 
 /// `eatmydata-runtime configure ARGS...` run through a link in `dir`.

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::{DAEMON_JSON, configure_ok};
-use crate::common::{TempDir, probe, wait_until};
+use crate::common::{TempDir, wait_until};
 use crate::containers::{MOUNTED, daemon};
 
 /// A dockerd of the test's own (see [`daemon::Dockerd`]) on the
@@ -134,10 +134,7 @@ fn dockerd_lists_the_runtime_it_registered_as_its_default() {
 #[test]
 fn a_docker_container_runs_through_the_default_and_the_real_runtime_it_names() {
     let dir = TempDir::new("configure-docker-runs");
-    // An image of one static program, which says what LD_PRELOAD it got.
-    let root = dir.join("root");
-    fs::create_dir(&root).unwrap();
-    fs::copy(probe("show_args", &["-static"]), root.join("show_args")).unwrap();
+    let root = super::show_args_root(dir.path());
     // The real runtime: runc, through a script that notes each verb.
     let seen = dir.join("seen");
     let real = dir.join("real-runc");

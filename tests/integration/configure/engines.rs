@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use super::{RUNTIME, configure_ok, containerd_config};
-use crate::common::{TempDir, probe};
+use crate::common::TempDir;
 use crate::containers::{MOUNTED, conf as podman_test_conf};
 
 /// `containerd --config FILE config dump`: the config as containerd reads it.
@@ -67,10 +67,7 @@ fn containerd_reads_the_runtime_and_the_default_it_registered() {
 #[test]
 fn a_podman_container_runs_through_the_runtime_registered_as_its_default() {
     let dir = TempDir::new("configure-podman-runs");
-    // A root with one static program, which says what LD_PRELOAD it got.
-    let root = dir.join("root");
-    fs::create_dir(&root).unwrap();
-    fs::copy(probe("show_args", &["-static"]), root.join("show_args")).unwrap();
+    let root = super::show_args_root(dir.path());
     let config = dir.join("containers.conf");
     fs::copy(podman_test_conf(), &config).unwrap();
     let run = || {

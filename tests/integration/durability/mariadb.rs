@@ -4,44 +4,16 @@
 //! with `--sync-at-exit`.
 
 use super::*;
+use crate::common::mariadb;
 
 struct Mariadb;
 
 /// `||` concatenates, as in the other engines' SQL.
 const ANSI: &str = "SET SESSION sql_mode = 'PIPES_AS_CONCAT';";
 
-impl Mariadb {
-    /// The server started (`options` added), `body`, a clean shutdown; the
-    /// server killed if anything failed on the way.
-    fn around(root: &Path, options: &str, body: &str) -> String {
-        let dir = root.join("db");
-        let at = |name: &str| dir.join(name).display().to_string();
-        let client = Mariadb::client(root);
-        format!(
-            "set -e\n\
-             mariadbd --no-defaults --skip-networking --datadir={data} --socket={socket} \
-               --pid-file={pid} --log-error={log} --tmpdir={tmp} {options} &\n\
-             server=$!\n\
-             trap 'status=$?; set +e; kill -KILL $server 2>/dev/null; exit $status' EXIT\n\
-             mariadb-admin {client} --wait=240 --connect-timeout=60 ping >/dev/null \
-               || {{ tail -n 40 {log} >&2; exit 1; }}\n\
-             {body}\n\
-             mariadb-admin {client} shutdown\n\
-             wait $server\n",
-            data = at("data"),
-            socket = at("socket"),
-            pid = at("server.pid"),
-            log = at("server.log"),
-            tmp = dir.display(),
-        )
-    }
-
-    fn client(root: &Path) -> String {
-        format!(
-            "--no-defaults -u root --socket={}",
-            root.join("db/socket").display()
-        )
-    }
+/// The server's folder on the file system whose root is `root`.
+fn folder(root: &Path) -> PathBuf {
+    root.join("db")
 }
 
 impl Engine for Mariadb {
@@ -54,27 +26,14 @@ impl Engine for Mariadb {
     }
 
     fn prepare(&self, fs: &LoopFs) {
-        assert!(
-            Path::new("/usr/sbin/mariadbd").is_file(),
-            "mariadbd is not installed: scripts/setup-test-deps installs mariadb-server"
-        );
-        let dir = fs.join("db");
-        fs::create_dir(&dir).expect("create a folder");
-        let status = Command::new("chown")
-            .arg("mysql:")
+        let dir = folder(fs.path());
+        mariadb::install(&dir);
+        let status = Command::new("sync")
+            .arg("-f")
             .arg(&dir)
             .status()
-            .expect("run chown");
+            .expect("run sync");
         assert!(status.success());
-        as_user(
-            "mysql",
-            None,
-            &format!(
-                "mariadb-install-db --no-defaults --skip-test-db --auth-root-authentication-method=normal \
-                   --datadir={dir}/data --tmpdir={dir} >/dev/null && sync -f {dir}",
-                dir = dir.display()
-            ),
-        );
     }
 
     fn sql(&self, table: &str, marker: &str) -> String {
@@ -86,21 +45,23 @@ impl Engine for Mariadb {
 
     fn load(&self, root: &Path, sql: &Path) -> String {
         let durable = "--innodb-flush-log-at-trx-commit=1 --sync-binlog=1";
+        let dir = folder(root);
         let body = format!(
             "mariadb {} -e 'source {}'",
-            Mariadb::client(root),
+            mariadb::client(&dir),
             sql.display()
         );
-        Mariadb::around(root, durable, &body)
+        mariadb::around(&dir, "", durable, &body)
     }
 
     fn read(&self, root: &Path, queries: &[String]) -> String {
-        let client = Mariadb::client(root);
+        let dir = folder(root);
+        let client = mariadb::client(&dir);
         let body: Vec<String> = queries
             .iter()
             .map(|query| format!("mariadb {client} -N -B -D d -e \"{ANSI} {query}\"; echo @@"))
             .collect();
-        Mariadb::around(root, "", &body.join("\n"))
+        mariadb::around(&dir, "", "", &body.join("\n"))
     }
 }
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{Outcome, command, library};
+use crate::common::{Outcome, command, library, mariadb};
 use crate::loopfs::LoopFs;
 
 /// Runs `sh -c script` as `user`, under `eatmydata` with `options`.
@@ -122,41 +122,17 @@ fn postgresql_stopped_inside_the_command_is_on_the_device() {
 
 #[test]
 fn mariadb_stopped_inside_the_command_is_on_the_device() {
-    assert!(
-        Path::new("/usr/sbin/mariadbd").is_file(),
-        "mariadbd is not installed: scripts/setup-test-deps installs mariadb-server"
-    );
     let fs = LoopFs::new("atexit-mariadb", 256);
-    let dir = folder_for(&fs, "db", "mysql");
-    let at = |name: &str| dir.join(name).display().to_string();
-    let install = Command::new("runuser")
-        .args(["-u", "mysql", "--", "mariadb-install-db", "--no-defaults"])
-        .args(["--skip-test-db", "--auth-root-authentication-method=normal"])
-        .arg(format!("--datadir={}", at("data")))
-        .arg(format!("--tmpdir={}", dir.display()))
-        .output()
-        .expect("run mariadb-install-db");
-    assert!(
-        install.status.success(),
-        "{}",
-        String::from_utf8_lossy(&install.stderr)
-    );
+    let dir = fs.join("db");
+    mariadb::install(&dir);
     settle(&fs);
-    let client = format!("--no-defaults -u root --socket={}", at("socket"));
+    let client = mariadb::client(&dir);
     let script = |marker: &str| {
-        format!(
-            "mariadbd --no-defaults --skip-networking --datadir={data} --socket={socket} \
-               --pid-file={pid} --log-error={log} --tmpdir={tmp} & \
-             mariadb-admin {client} --wait=60 --connect-timeout=60 ping >/dev/null && \
-             mariadb {client} -e \"CREATE DATABASE IF NOT EXISTS d; \
-               CREATE TABLE IF NOT EXISTS d.t (v text) ENGINE=InnoDB; INSERT INTO d.t VALUES ('{marker}')\" && \
-             mariadb-admin {client} shutdown; wait",
-            data = at("data"),
-            socket = at("socket"),
-            pid = at("server.pid"),
-            log = at("server.log"),
-            tmp = dir.display(),
-        )
+        let body = format!(
+            "mariadb {client} -e \"CREATE DATABASE IF NOT EXISTS d; \
+               CREATE TABLE IF NOT EXISTS d.t (v text) ENGINE=InnoDB; INSERT INTO d.t VALUES ('{marker}')\""
+        );
+        mariadb::around(&dir, "", "", &body)
     };
     control_then_synced(&fs, "mysql", "mariadb", script);
 }

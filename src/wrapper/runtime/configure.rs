@@ -48,6 +48,19 @@ pub struct Want {
     pub real: Option<String>,
 }
 
+#[cfg(test)]
+impl Want {
+    /// What the formats' tests ask: the runtime at
+    /// `/usr/bin/eatmydata-runtime`, as the default or not, and `real`.
+    pub fn example(default: bool, real: Option<&str>) -> Want {
+        Want {
+            path: "/usr/bin/eatmydata-runtime".into(),
+            default,
+            real: real.map(str::to_owned),
+        }
+    }
+}
+
 /// A failure of `configure`; `Display` is the message after `eatmydata: `.
 #[derive(Debug)]
 pub enum Error {

@@ -83,14 +83,6 @@ fn written(value: &Value, indent: String) -> String {
 mod tests {
     use super::*;
 
-    fn want(default: bool, real: Option<&str>) -> Want {
-        Want {
-            path: "/usr/bin/eatmydata-runtime".into(),
-            default,
-            real: real.map(str::to_owned),
-        }
-    }
-
     const THEIRS: &str = r#"{
 	"log-driver": "journald",
 	"registry-mirrors": ["https://mirror.example"],
@@ -103,7 +95,7 @@ mod tests {
 
     #[test]
     fn adds_the_runtime_after_the_users_own_keeping_their_order_and_tabs() {
-        let new = edit(THEIRS, &want(true, Some("crun"))).unwrap();
+        let new = edit(THEIRS, &Want::example(true, Some("crun"))).unwrap();
         let value: Value = serde_json::from_str(&new).unwrap();
         let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
         assert_eq!(
@@ -126,19 +118,19 @@ mod tests {
                    "runtimeArgs": ["--eatmydata-runtime=crun"]})
         );
         assert!(new.contains("\n\t\"log-driver\""), "{new}");
-        assert_eq!(edit(&new, &want(true, Some("crun"))).unwrap(), new);
+        assert_eq!(edit(&new, &Want::example(true, Some("crun"))).unwrap(), new);
         // Asked again without the real runtime, its argument goes.
-        let plain = edit(&new, &want(true, None)).unwrap();
+        let plain = edit(&new, &Want::example(true, None)).unwrap();
         assert!(!plain.contains("runtimeArgs\": [\"--eatmydata"), "{plain}");
     }
 
     #[test]
     fn refuses_what_is_not_a_daemon_json() {
         for text in ["{\"log-driver\": ", "[]", "{\"runtimes\": []}", "// c\n{}"] {
-            assert!(edit(text, &want(false, None)).is_err(), "{text}");
+            assert!(edit(text, &Want::example(false, None)).is_err(), "{text}");
         }
         assert_eq!(
-            edit("", &want(false, None)).unwrap(),
+            edit("", &Want::example(false, None)).unwrap(),
             "{\n    \"runtimes\": {\n        \"eatmydata\": {\n            \"path\": \
              \"/usr/bin/eatmydata-runtime\"\n        }\n    }\n}\n"
         );

@@ -42,14 +42,6 @@ pub fn edit(text: &str, want: &Want) -> Result<String, String> {
 mod tests {
     use super::*;
 
-    fn want(default: bool) -> Want {
-        Want {
-            path: "/usr/bin/eatmydata-runtime".into(),
-            default,
-            real: None,
-        }
-    }
-
     const THEIRS: &str = "\
 # the machine's own settings
 [containers]
@@ -69,7 +61,7 @@ crun = [\"/usr/bin/crun\"]
 
     #[test]
     fn adds_its_keys_among_the_users_and_keeps_their_comments() {
-        let new = edit(THEIRS, &want(true)).unwrap();
+        let new = edit(THEIRS, &Want::example(true, None)).unwrap();
         assert_eq!(
             new,
             "\
@@ -90,17 +82,17 @@ eatmydata = [\"/usr/bin/eatmydata-runtime\"]
 [engine.volume_plugins]
 "
         );
-        assert_eq!(edit(&new, &want(true)).unwrap(), new);
+        assert_eq!(edit(&new, &Want::example(true, None)).unwrap(), new);
     }
 
     #[test]
     fn makes_only_its_own_table_in_a_new_file_and_refuses_bad_toml() {
         assert_eq!(
-            edit("", &want(false)).unwrap(),
+            edit("", &Want::example(false, None)).unwrap(),
             "[engine.runtimes]\neatmydata = [\"/usr/bin/eatmydata-runtime\"]\n"
         );
         for text in ["[engine\n", "engine = 3\n", "[engine]\nruntimes = 1\n"] {
-            assert!(edit(text, &want(true)).is_err(), "{text}");
+            assert!(edit(text, &Want::example(true, None)).is_err(), "{text}");
         }
     }
 }

@@ -17,29 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "startup.h"
 
 extern char **environ;
 
 #define MAX_LIBRARIES 8
-#define MAX_ROUNDS 101
 #define MAX_ENV 4096
-
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int compare(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 /* The environment with LD_PRELOAD set to `library` (left out when empty). */
 static char **environment(const char *library, char *setting, size_t size)
@@ -59,36 +44,13 @@ static char **environment(const char *library, char *setting, size_t size)
 	return out;
 }
 
-/* CPU time, user and system, of the children waited for so far. */
-static double children_cpu_us(void)
-{
-	struct rusage usage;
-	getrusage(RUSAGE_CHILDREN, &usage);
-	return (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 +
-	       usage.ru_utime.tv_usec + usage.ru_stime.tv_usec;
-}
-
 /* Microseconds per process for `n` starts of `argv` with `env`, of wall
  * time, and of CPU time in `cpu`. */
 static double starts(int n, char **argv, char **env, double *cpu)
 {
 	double began = now_us(), cpu_began = children_cpu_us();
-	for (int i = 0; i < n; i++) {
-		pid_t pid = fork();
-		if (pid < 0) {
-			perror("startup: fork");
-			exit(1);
-		}
-		if (pid == 0) {
-			execve(argv[0], argv, env);
-			_exit(127);
-		}
-		int status;
-		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-			fprintf(stderr, "startup: %s failed\n", argv[0]);
-			exit(1);
-		}
-	}
+	for (int i = 0; i < n; i++)
+		start_once("startup", argv, env);
 	*cpu = (children_cpu_us() - cpu_began) / n;
 	return (now_us() - began) / n;
 }
@@ -117,16 +79,9 @@ int main(int argc, char **argv)
 			int l = (k + r) % libraries;
 			wall[l][r] = starts(n, program, envs[l], &cpu[l][r]);
 		}
-	double wall_base = 0, cpu_base = 0;
-	printf("library\twall us\textra\tcpu us\textra\n");
-	for (int l = 0; l < libraries; l++) {
-		qsort(wall[l], rounds, sizeof wall[l][0], compare);
-		qsort(cpu[l], rounds, sizeof cpu[l][0], compare);
-		double w = wall[l][rounds / 2], c = cpu[l][rounds / 2];
-		if (l == 0)
-			wall_base = w, cpu_base = c;
-		printf("%s\t%.1f\t%+.1f\t%.1f\t%+.1f\n", *argv[4 + l] ? argv[4 + l] : "none", w,
-		       w - wall_base, c, c - cpu_base);
-	}
+	const char *names[MAX_LIBRARIES];
+	for (int l = 0; l < libraries; l++)
+		names[l] = *argv[4 + l] ? argv[4 + l] : "none";
+	print_medians("library", names, libraries, rounds, wall, cpu);
 	return 0;
 }

@@ -19,56 +19,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "startup.h"
+
 #define VARIANTS 3
-#define MAX_ROUNDS 101
 
 static const char *names[VARIANTS] = { "installed", "written", "first" };
-
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static double children_cpu_us(void)
-{
-	struct rusage usage;
-	getrusage(RUSAGE_CHILDREN, &usage);
-	return (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 +
-	       usage.ru_utime.tv_usec + usage.ru_stime.tv_usec;
-}
-
-static int compare(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 /* One start of `program true` with `env`; its wall time, its CPU in `cpu`. */
 static double start(const char *program, char **env, double *cpu)
 {
 	char *argv[] = { (char *)program, "true", NULL };
 	double began = now_us(), cpu_began = children_cpu_us();
-	pid_t pid = fork();
-	if (pid < 0) {
-		perror("startup_command: fork");
-		exit(1);
-	}
-	if (pid == 0) {
-		execve(program, argv, env);
-		_exit(127);
-	}
-	int status;
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		fprintf(stderr, "startup_command: %s true failed\n", program);
-		exit(1);
-	}
+	start_once("startup_command", argv, env);
 	*cpu = children_cpu_us() - cpu_began;
 	return now_us() - began;
 }
@@ -106,15 +70,6 @@ int main(int argc, char **argv)
 			}
 			wall[v][r] = w / n, cpu[v][r] = c / n;
 		}
-	double wall_base = 0, cpu_base = 0;
-	printf("variant\twall us\textra\tcpu us\textra\n");
-	for (int v = 0; v < VARIANTS; v++) {
-		qsort(wall[v], rounds, sizeof wall[v][0], compare);
-		qsort(cpu[v], rounds, sizeof cpu[v][0], compare);
-		double w = wall[v][rounds / 2], c = cpu[v][rounds / 2];
-		if (v == 0)
-			wall_base = w, cpu_base = c;
-		printf("%s\t%.1f\t%+.1f\t%.1f\t%+.1f\n", names[v], w, w - wall_base, c, c - cpu_base);
-	}
+	print_medians("variant", names, VARIANTS, rounds, wall, cpu);
 	return 0;
 }

@@ -30,6 +30,8 @@ mod testcontainers; // Testcontainers for Python with the library
 
 /// Where the library is mounted in the recipes.
 pub const MOUNTED: &str = "/opt/eatmydata/libeatmydata.so";
+/// The annotation that turns the runtime off for one container.
+pub const DISABLE: &str = "io.eatmydata.disable";
 
 /// A `podman` call with the tests' settings.
 pub fn podman() -> Command {

@@ -22,6 +22,9 @@ pub const MOUNTED: &str = "/opt/eatmydata/libeatmydata.so";
 pub const DISABLE: &str = "io.eatmydata.disable";
 /// The annotation that says what the runtime did.
 pub const APPLIED: &str = "io.eatmydata.applied";
+/// Every annotation of ours, as a glob: what an engine that passes on
+/// only the annotations it is told to (containerd's CRI) is told.
+pub const ANNOTATIONS: &str = "io.eatmydata.*";
 
 /// A read-only bind of one file: `rbind` as runc and crun want for a bind
 /// (a file has no submounts, so `bind` would do the same), `nosuid` and

@@ -47,12 +47,22 @@ fn containerd_reads_the_runtime_and_the_default_it_registered() {
         ],
     );
     let after = containerd_dump(&config);
-    let table = "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.eatmydata.options]";
-    let options = after
-        .split_once(table)
-        .unwrap_or_else(|| panic!("no {table} in {after}"))
-        .1;
-    let options = options.split("\n\n").next().unwrap();
+    let section = |table: &str| {
+        let table = format!("[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.{table}]");
+        let rest = after
+            .split_once(&table)
+            .unwrap_or_else(|| panic!("no {table} in {after}"))
+            .1;
+        rest.split("\n\n").next().unwrap().to_owned()
+    };
+    let entry = section("eatmydata");
+    for key in ["pod_annotations", "container_annotations"] {
+        let line = format!("{key} = [\"io.eatmydata.*\"]");
+        assert!(entry.contains(&line), "{entry}");
+        // runc's entry, the control, lets none through.
+        assert!(section("runc").contains(&format!("{key} = []")));
+    }
+    let options = section("eatmydata.options");
     assert!(
         options.contains(&format!("BinaryName = \"{RUNTIME}\"")),
         "{options}"

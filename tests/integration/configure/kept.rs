@@ -91,6 +91,9 @@ fn containerds_config_keeps_every_byte_not_its_own() {
             "      default_runtime_name = \"eatmydata\"",
             &format!("        [{runtimes}]"),
             "          runtime_type = \"io.containerd.runc.v2\"",
+            // The pod's and the container's io.eatmydata.* reach the spec.
+            "          pod_annotations = [\"io.eatmydata.*\"]",
+            "          container_annotations = [\"io.eatmydata.*\"]",
             "",
             &format!("          [{runtimes}.options]"),
             // runc's own option, which the kubelet needs the same.

@@ -93,9 +93,17 @@ fn program_runs(
 /// `EATMYDATA_DISABLE=1` in the container's environment: the runtime
 /// leaves it alone, and it flushes as the control does.
 pub fn disabled(engine: &dyn Engine) {
-    let disk = LoopFs::new(&format!("{}-disabled", engine.name()), 64);
-    let (control, disabled) = program_runs(engine, &disk, DYNAMIC, &["EATMYDATA_DISABLE=1"]);
-    report(engine.name(), "EATMYDATA_DISABLE=1", &control, &disabled);
+    let env = "EATMYDATA_DISABLE=1";
+    left_alone(engine, env, "disabled", &[env]);
+}
+
+/// A container the runtime is told to leave alone (`env` in its
+/// environment, or what else `engine` gives its runs under the runtime)
+/// flushes as the control does; `case` says how, `label` names its disk.
+pub fn left_alone(engine: &dyn Engine, case: &str, label: &str, env: &[&str]) {
+    let disk = LoopFs::new(&format!("{}-{label}", engine.name()), 64);
+    let (control, disabled) = program_runs(engine, &disk, DYNAMIC, env);
+    report(engine.name(), case, &control, &disabled);
     assert_eq!(control.ran.status, Some(0), "control: {:?}", control.ran);
     assert_eq!(
         (disabled.ran.status, &disabled.ran.stdout),
@@ -111,7 +119,7 @@ pub fn disabled(engine: &dyn Engine) {
     // differ; none is eaten.
     assert!(
         disabled.flushes >= u64::from(SYNCS) && disabled.flushes * 2 >= control.flushes,
-        "{}: {} flushes with EATMYDATA_DISABLE=1, the control {}",
+        "{} {case}: {} flushes, the control {}",
         engine.name(),
         disabled.flushes,
         control.flushes

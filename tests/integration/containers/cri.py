@@ -2,9 +2,13 @@
 own through containerd's CRI plugin, as the kubelet does for a pod whose
 RuntimeClass names HANDLER, and passes on what the container did.
 
-  cri.py SOCKET HANDLER IMAGE LOGS SOURCE:DEST [--env K=V]... -- COMMAND...
+  cri.py SOCKET HANDLER IMAGE LOGS SOURCE:DEST [--env K=V]...
+         [--pod-annotation K=V]... [--container-annotation K=V]... -- COMMAND...
 
 The pod uses the node's network (no CNI here); SOURCE is mounted at DEST.
+A pod annotation is one a pod's metadata.annotations gives (the kubelet
+passes those to the CRI); a container annotation is one only a CRI client
+can give.
 Prints the container's stdout and stderr (read back from its CRI log in
 LOGS) on ours, and exits with its exit status. Messages are encoded by hand
 (field numbers of k8s.io/cri-api's runtime.v1), so only grpcio is needed.
@@ -38,6 +42,12 @@ def text(number, value):
 def integer(number, value):
     """A varint field (wire type 0)."""
     return varint(number << 3) + varint(value)
+
+
+def annotations(number, pairs):
+    """A map<string, string> field from K=V words: one entry per pair."""
+    entries = (pair.split("=", 1) for pair in pairs)
+    return b"".join(text(number, text(1, k) + text(2, v)) for k, v in entries)
 
 
 def fields(data):
@@ -76,7 +86,10 @@ def main(argv):
     socket, handler, image, logs, mount = argv[:5]
     rest = argv[5:]
     split = rest.index("--")
-    envs = [rest[i + 1] for i in range(0, split, 2) if rest[i] == "--env"]
+    options = {"--env": [], "--pod-annotation": [], "--container-annotation": []}
+    for i in range(0, split, 2):
+        options[rest[i]].append(rest[i + 1])
+    envs = options["--env"]
     command = rest[split + 1 :]
     source, dest = mount.split(":", 1)
     channel = grpc.insecure_channel(f"unix://{socket}")
@@ -89,7 +102,8 @@ def main(argv):
     metadata = text(1, name) + text(2, name) + text(3, "eatmydata-test")
     # linux.security_context.namespace_options.network = NODE
     node_network = text(2, text(1, integer(1, 2)))
-    pod = text(1, metadata) + text(3, logs) + text(8, node_network)
+    pod = text(1, metadata) + text(3, logs)
+    pod += annotations(7, options["--pod-annotation"]) + text(8, node_network)
     sandbox = call("RunPodSandbox", text(1, pod) + text(2, handler))[1][0].decode()
     try:
         config = text(1, text(1, "job")) + text(2, text(1, image))
@@ -98,6 +112,7 @@ def main(argv):
             key, value = env.split("=", 1)
             config += text(6, text(1, key) + text(2, value))
         config += text(7, text(1, dest) + text(2, source))
+        config += annotations(10, options["--container-annotation"])
         config += text(11, "job.log")
         request = text(1, sandbox) + text(2, config) + text(3, pod)
         container = call("CreateContainer", request)[1][0].decode()

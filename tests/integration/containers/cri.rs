@@ -3,12 +3,17 @@
 //! (`BinaryName`, what a `RuntimeClass` names) by `eatmydata-runtime
 //! configure containerd`, and each container run in a
 //! pod of its own by `cri.py` (a CRI client, making the kubelet's calls),
-//! beside the same pod under the handler `runc`.
+//! beside the same pod under the handler `runc`. The off switch by
+//! annotation reaches the runtime only through the handler's
+//! `pod_annotations` and `container_annotations`, which `configure`
+//! writes: a pod annotated `io.eatmydata.disable: "1"` flushes as its
+//! control does, beside the eaten ones.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use super::DISABLE;
 use super::cases::{self, DYNAMIC, STATIC};
 use super::containerd::{Containerd, load, runc_root};
 use super::daemon::StoreLock;
@@ -75,6 +80,13 @@ impl Engine for Cri {
     }
 
     fn run(&self, disk: &LoopFs, job: &Job) -> Ran {
+        self.run_pod(disk, job, &[])
+    }
+}
+
+impl Cri {
+    /// Runs `job` in a pod of its own, with cri.py's options `extra`.
+    fn run_pod(&self, disk: &LoopFs, job: &Job, extra: &[&str]) -> Ran {
         let script =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/containers/cri.py");
         let logs = self.logs.join(format!(
@@ -92,7 +104,7 @@ impl Engine for Cri {
         for env in job.env {
             cri.args(["--env", env]);
         }
-        cri.arg("--").args(job.args);
+        cri.args(extra).arg("--").args(job.args);
         cri.stdin(Stdio::null())
             .output()
             .expect("run cri.py")
@@ -100,10 +112,45 @@ impl Engine for Cri {
     }
 }
 
+/// The pods of `cri`, those under the runtime annotated as `how` says
+/// (cri.py's `--pod-annotation` or `--container-annotation`, `K=V`).
+struct Annotated<'a> {
+    cri: &'a Cri,
+    how: [&'a str; 2],
+}
+
+impl Engine for Annotated<'_> {
+    fn name(&self) -> &'static str {
+        self.cri.name()
+    }
+
+    fn image(&self) -> &str {
+        self.cri.image()
+    }
+
+    fn run(&self, disk: &LoopFs, job: &Job) -> Ran {
+        let extra: &[&str] = if job.eaten { &self.how } else { &[] };
+        self.cri.run_pod(disk, job, extra)
+    }
+}
+
 #[test]
-fn static_dynamic_and_disabled_pods_under_the_runtime_class_handler() {
+fn static_dynamic_disabled_and_annotated_pods_under_the_runtime_class_handler() {
     let cri = Cri::start();
     cases::program(&cri, "static C", STATIC);
     cases::program(&cri, "dynamic C", DYNAMIC);
     cases::disabled(&cri);
+    // The switch as a pod's metadata.annotations gives it (what the
+    // kubelet passes on), and as a container's own (a CRI client's).
+    let off = format!("{DISABLE}=1");
+    for (flag, label) in [
+        ("--pod-annotation", "pod-annotation"),
+        ("--container-annotation", "container-annotation"),
+    ] {
+        let annotated = Annotated {
+            cri: &cri,
+            how: [flag, &off],
+        };
+        cases::left_alone(&annotated, &format!("{flag} {off}"), label, &[]);
+    }
 }

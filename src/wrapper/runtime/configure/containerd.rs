@@ -5,14 +5,25 @@
 //! the file's `version`: 1 (containerd 1.x without the key), 2 (what
 //! containerd 1.6's `containerd config default` writes) or 3 (containerd
 //! 2.x). A new file is version 2, which containerd 2.x reads too.
+//!
+//! The entry also lets eatmydata's annotations through: the CRI plugin
+//! puts into a container's spec only those of the pod's annotations that
+//! the handler's `pod_annotations` patterns match (and of the container's
+//! own, `container_annotations`; both globs, matched whole), so without
+//! them a pod's `io.eatmydata.disable` never reaches the runtime.
 
 use toml_edit::{Item, Value};
 
 use super::toml;
 use super::{REGISTERED, Want};
+use crate::runtime::spec::ANNOTATIONS;
 
 /// The shim that runs a runc-like binary.
 const RUNC_SHIM: &str = "io.containerd.runc.v2";
+
+/// The entry's lists of annotation patterns the CRI plugin passes on to
+/// the spec: the pod's, and the container's own.
+const PASSED_ON: [&str; 2] = ["pod_annotations", "container_annotations"];
 
 /// The CRI plugin's `containerd` table for each config version.
 fn cri_table(version: i64) -> Result<&'static [&'static str], String> {
@@ -80,7 +91,14 @@ pub fn edit(text: &str, want: &Want) -> Result<String, String> {
     };
     let layouts = (sibling(&[]), sibling(&["options"]));
     let entry = toml::table(root, &ours)?;
+    let indent = toml::layout_of(entry).unwrap_or_default();
     toml::set(entry, "runtime_type", RUNC_SHIM.into())?;
+    for key in PASSED_ON {
+        // An entry of an older eatmydata, or the user's: theirs stay.
+        if toml::include(entry, key, ANNOTATIONS)? && !fresh {
+            toml::indent_key(entry, key, &indent);
+        }
+    }
     if fresh {
         toml::lay_out(entry, &layouts.0);
     }
@@ -149,6 +167,11 @@ mod tests {
                 Some("/usr/bin/eatmydata-runtime")
             );
             assert_eq!(options["SystemdCgroup"].as_bool(), Some(true), "{new}");
+            for key in PASSED_ON {
+                let patterns = ours[key].as_array().unwrap();
+                let patterns: Vec<_> = patterns.iter().map(|p| p.as_str()).collect();
+                assert_eq!(patterns, [Some("io.eatmydata.*")], "{new}");
+            }
             assert!(
                 new.contains("  default_runtime_name = \"eatmydata\"\n"),
                 "{new}"
@@ -166,7 +189,9 @@ mod tests {
             new,
             "version = 2\n\n\
              [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.eatmydata]\n\
-             runtime_type = \"io.containerd.runc.v2\"\n\n\
+             runtime_type = \"io.containerd.runc.v2\"\n\
+             pod_annotations = [\"io.eatmydata.*\"]\n\
+             container_annotations = [\"io.eatmydata.*\"]\n\n\
              [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.eatmydata.options]\n\
              BinaryName = \"/usr/bin/eatmydata-runtime\"\n"
         );
@@ -176,6 +201,62 @@ mod tests {
             "version = 2\nplugins = 1\n",
         ] {
             assert!(edit(text, &want(false)).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_pattern_matches_the_off_switch() {
+        // containerd matches it as Go's path.Match does: `*` stops at `/`.
+        let prefix = ANNOTATIONS.strip_suffix('*').unwrap();
+        for ours in [crate::runtime::spec::DISABLE, crate::runtime::spec::APPLIED] {
+            let rest = ours.strip_prefix(prefix).unwrap();
+            assert!(
+                !rest.is_empty() && !rest.contains(['/', '*', '?', '[']),
+                "{ours}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_entry_without_the_annotation_lists_gains_them_and_keeps_theirs() {
+        let ours = "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.eatmydata]";
+        // As an older eatmydata wrote it, the keys indented.
+        let older = format!(
+            "version = 2\n{ours}\n  runtime_type = \"io.containerd.runc.v2\"\n\n  \
+             [{}.options]\n    BinaryName = \"/usr/bin/eatmydata-runtime\"\n",
+            &ours[1..ours.len() - 1]
+        );
+        let new = edit(&older, &want(false)).unwrap();
+        assert_eq!(
+            new,
+            older.replace(
+                "runc.v2\"\n",
+                "runc.v2\"\n  pod_annotations = [\"io.eatmydata.*\"]\n  \
+                 container_annotations = [\"io.eatmydata.*\"]\n"
+            )
+        );
+        assert_eq!(edit(&new, &want(false)).unwrap(), new);
+        // The user's own patterns stay, in their order; ours comes last.
+        let theirs = format!(
+            "version = 2\n{ours}\n  pod_annotations = [\"example.com/*\"] # ours\n  \
+             container_annotations = []\n"
+        );
+        let new = edit(&theirs, &want(false)).unwrap();
+        assert!(
+            new.contains("  pod_annotations = [\"example.com/*\", \"io.eatmydata.*\"] # ours\n"),
+            "{new}"
+        );
+        assert!(
+            new.contains("  container_annotations = [\"io.eatmydata.*\"]\n"),
+            "{new}"
+        );
+        assert_eq!(edit(&new, &want(false)).unwrap(), new);
+        for bad in [
+            "pod_annotations = \"io.eatmydata.*\"",
+            "container_annotations = [1]",
+        ] {
+            let text = format!("version = 2\n{ours}\n{bad}\n");
+            assert!(edit(&text, &want(false)).is_err(), "{text}");
         }
     }
 }

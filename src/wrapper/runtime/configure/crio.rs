@@ -2,6 +2,12 @@
 //! `runtime_path` and `runtime_type = "oci"`, and `[crio.runtime]
 //! default_runtime` with `--default`. By default in a drop-in of its own
 //! (`crio.conf.d/99-eatmydata.conf`), which CRI-O reads after crio.conf.
+//!
+//! No `allowed_annotations`: that list only opens CRI-O's own
+//! experimental ones (`io.kubernetes.cri-o.*` and a few more), and it refuses
+//! to start on a name not among them. Others, `io.eatmydata.disable`
+//! included, need nothing: CRI-O copies a pod's annotations into the spec
+//! of each of its containers (since 1.20), as it does the container's own.
 
 use super::toml;
 use super::{REGISTERED, Want};

@@ -96,6 +96,37 @@ pub fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Makes the array `key` of `table` hold the string `item`, at its end
+/// when missing, with the array made when `key` is; whether it changed.
+pub fn include(table: &mut Item, key: &str, item: &str) -> Result<bool, String> {
+    let Some(table) = table.as_table_like_mut() else {
+        return Err(format!("cannot set {key}: not in a table"));
+    };
+    let array = match table.get_mut(key) {
+        None => {
+            table.insert(key, Item::Value(strings([item])));
+            return Ok(true);
+        }
+        Some(Item::Value(Value::Array(array))) => array,
+        Some(_) => return Err(format!("{key} is not a list")),
+    };
+    if array.iter().any(|old| old.as_str() == Some(item)) {
+        return Ok(false);
+    }
+    if array.iter().any(|old| old.as_str().is_none()) {
+        return Err(format!("{key} is not a list of strings"));
+    }
+    array.push(item);
+    Ok(true)
+}
+
+/// Indents `key` of the table at `item` as `layout` says its keys are.
+pub fn indent_key(item: &mut Item, key: &str, layout: &Layout) {
+    if let Some(mut key) = item.as_table_mut().and_then(|table| table.key_mut(key)) {
+        key.leaf_decor_mut().set_prefix(layout.key.clone());
+    }
+}
+
 /// An array of strings, as `key = ["a", "b"]`.
 pub fn strings<'a>(items: impl IntoIterator<Item = &'a str>) -> Value {
     Value::Array(items.into_iter().collect::<Array>())

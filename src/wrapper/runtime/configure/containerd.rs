@@ -135,14 +135,6 @@ fn is_unset(value: &Value) -> bool {
 mod tests {
     use super::*;
 
-    fn want(default: bool) -> Want {
-        Want {
-            path: "/usr/bin/eatmydata-runtime".into(),
-            default,
-            real: None,
-        }
-    }
-
     #[test]
     fn registers_beside_runc_with_its_options_for_each_version() {
         for (version, plugin) in [
@@ -156,7 +148,7 @@ mod tests {
                  [{runtimes}.runc]\n  runtime_type = \"io.containerd.runc.v2\"\n\
                  [{runtimes}.runc.options]\n  SystemdCgroup = true # the kubelet's\n"
             );
-            let new = edit(&text, &want(true)).unwrap();
+            let new = edit(&text, &Want::example(true, None)).unwrap();
             let plain = plugin.trim_matches(['"', '\'']);
             let doc = toml::parse(&new).unwrap();
             let ours = &doc["plugins"][plain]["containerd"]["runtimes"]["eatmydata"];
@@ -178,13 +170,13 @@ mod tests {
             );
             assert!(new.starts_with(&format!("{version}# ours\n")), "{new}");
             assert!(new.contains("SystemdCgroup = true # the kubelet's\n"));
-            assert_eq!(edit(&new, &want(true)).unwrap(), new);
+            assert_eq!(edit(&new, &Want::example(true, None)).unwrap(), new);
         }
     }
 
     #[test]
     fn a_new_file_is_version_2_and_an_unknown_version_is_refused() {
-        let new = edit("", &want(false)).unwrap();
+        let new = edit("", &Want::example(false, None)).unwrap();
         assert_eq!(
             new,
             "version = 2\n\n\
@@ -200,7 +192,7 @@ mod tests {
             "version = \"2\"\n",
             "version = 2\nplugins = 1\n",
         ] {
-            assert!(edit(text, &want(false)).is_err(), "{text}");
+            assert!(edit(text, &Want::example(false, None)).is_err(), "{text}");
         }
     }
 
@@ -226,7 +218,7 @@ mod tests {
              [{}.options]\n    BinaryName = \"/usr/bin/eatmydata-runtime\"\n",
             &ours[1..ours.len() - 1]
         );
-        let new = edit(&older, &want(false)).unwrap();
+        let new = edit(&older, &Want::example(false, None)).unwrap();
         assert_eq!(
             new,
             older.replace(
@@ -235,13 +227,13 @@ mod tests {
                  container_annotations = [\"io.eatmydata.*\"]\n"
             )
         );
-        assert_eq!(edit(&new, &want(false)).unwrap(), new);
+        assert_eq!(edit(&new, &Want::example(false, None)).unwrap(), new);
         // The user's own patterns stay, in their order; ours comes last.
         let theirs = format!(
             "version = 2\n{ours}\n  pod_annotations = [\"example.com/*\"] # ours\n  \
              container_annotations = []\n"
         );
-        let new = edit(&theirs, &want(false)).unwrap();
+        let new = edit(&theirs, &Want::example(false, None)).unwrap();
         assert!(
             new.contains("  pod_annotations = [\"example.com/*\", \"io.eatmydata.*\"] # ours\n"),
             "{new}"
@@ -250,13 +242,13 @@ mod tests {
             new.contains("  container_annotations = [\"io.eatmydata.*\"]\n"),
             "{new}"
         );
-        assert_eq!(edit(&new, &want(false)).unwrap(), new);
+        assert_eq!(edit(&new, &Want::example(false, None)).unwrap(), new);
         for bad in [
             "pod_annotations = \"io.eatmydata.*\"",
             "container_annotations = [1]",
         ] {
             let text = format!("version = 2\n{ours}\n{bad}\n");
-            assert!(edit(&text, &want(false)).is_err(), "{text}");
+            assert!(edit(&text, &Want::example(false, None)).is_err(), "{text}");
         }
     }
 }

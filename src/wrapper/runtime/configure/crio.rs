@@ -4,8 +4,8 @@
 //! (`crio.conf.d/99-eatmydata.conf`), which CRI-O reads after crio.conf.
 //!
 //! No `allowed_annotations`: that list only opens CRI-O's own
-//! experimental ones (`io.kubernetes.cri-o.*` and a few more), and it refuses
-//! to start on a name not among them. Others, `io.eatmydata.disable`
+//! experimental annotations (`io.kubernetes.cri-o.*` and a few more), and
+//! CRI-O refuses to start with a name not among them. Others, `io.eatmydata.disable`
 //! included, need nothing: CRI-O copies a pod's annotations into the spec
 //! of each of its containers (since 1.20), as it does the container's own.
 
@@ -30,19 +30,11 @@ pub fn edit(text: &str, want: &Want) -> Result<String, String> {
 mod tests {
     use super::*;
 
-    fn want(default: bool) -> Want {
-        Want {
-            path: "/usr/bin/eatmydata-runtime".into(),
-            default,
-            real: None,
-        }
-    }
-
     #[test]
     fn writes_the_handler_and_the_default_keeping_the_rest() {
         let theirs = "[crio.runtime]\n# crun here\ndefault_runtime = \"crun\"\n\n\
                       [crio.runtime.runtimes.crun]\nruntime_path = \"/usr/bin/crun\"\n";
-        let new = edit(theirs, &want(true)).unwrap();
+        let new = edit(theirs, &Want::example(true, None)).unwrap();
         assert_eq!(
             new,
             "[crio.runtime]\n# crun here\ndefault_runtime = \"eatmydata\"\n\n\
@@ -50,7 +42,13 @@ mod tests {
              [crio.runtime.runtimes.eatmydata]\n\
              runtime_path = \"/usr/bin/eatmydata-runtime\"\nruntime_type = \"oci\"\n"
         );
-        assert_eq!(edit(&new, &want(true)).unwrap(), new);
-        assert!(edit("[crio.runtime.runtimes]\neatmydata = 1\n", &want(false)).is_err());
+        assert_eq!(edit(&new, &Want::example(true, None)).unwrap(), new);
+        assert!(
+            edit(
+                "[crio.runtime.runtimes]\neatmydata = 1\n",
+                &Want::example(false, None)
+            )
+            .is_err()
+        );
     }
 }

@@ -216,6 +216,17 @@ impl LoopFs {
     }
 }
 
+/// Asserts that a run under eatmydata made at most 5% of the flushes its
+/// control made (the caller checks that the control flushed for real): the
+/// rest is the file system's own, such as the journal commit of making
+/// the files. `what` says which run, in the message.
+pub fn assert_few_flushes(eaten: u64, control: u64, what: &str) {
+    assert!(
+        eaten * 20 <= control,
+        "{what}: {eaten} flushes under eatmydata, more than 5% of the control's {control}"
+    );
+}
+
 impl Drop for LoopFs {
     fn drop(&mut self) {
         // Lazily, so that a process a failed test left behind cannot keep

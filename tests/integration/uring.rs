@@ -10,7 +10,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::common::{Outcome, Run, TempDir, command, library, probe};
-use crate::loopfs::LoopFs;
+use crate::loopfs::{LoopFs, assert_few_flushes};
 
 const LOOPS: u64 = 100;
 
@@ -71,10 +71,7 @@ fn eaten(mode: &str) {
     );
     for way in [Way::Preloaded, Way::Command] {
         let flushed = flushes(&disk, way, mode, &format!("{way:?}"));
-        assert!(
-            flushed * 20 <= control,
-            "{mode} {way:?}: {flushed} of {control} flushes"
-        );
+        assert_few_flushes(flushed, control, &format!("{mode} {way:?}"));
     }
 }
 

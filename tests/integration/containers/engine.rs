@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use crate::common::command;
-use crate::loopfs::LoopFs;
+use crate::loopfs::{LoopFs, assert_few_flushes};
 
 /// Where the engines keep what outlives one test (their image stores,
 /// keyed by the image's content) and the locks that give one test at a
@@ -143,12 +143,10 @@ pub fn assert_flushes_eaten(
         "{engine} {case}: control made {} flushes, fewer than {at_least}",
         control.flushes
     );
-    assert!(
-        eaten.flushes * 20 <= control.flushes,
-        "{engine} {case}: {} flushes under the runtime, more than 5% of the control's {}: {:?}",
+    assert_few_flushes(
         eaten.flushes,
         control.flushes,
-        eaten.ran
+        &format!("{engine} {case}, under the runtime {:?}", eaten.ran),
     );
 }
 

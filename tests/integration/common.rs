@@ -14,7 +14,7 @@ use std::{env, fs};
 mod lock; // one machine-wide lock between sync(2) callers and disk readers
 pub mod mariadb; // a MariaDB server of a test's own, started and stopped around a script
 mod run; // a program run with or without the library, under strace or not
-pub use lock::{QuietDisks, in_whole_machine_sync, quiet_disks, whole_machine_sync};
+pub use lock::{QuietDisks, in_whole_machine_sync, locked, quiet_disks, whole_machine_sync};
 pub use run::{Outcome, Run};
 
 /// The `eatmydata` command under test, with the library it finds beside it

@@ -10,12 +10,15 @@
 //! (the turnstile), so that a stream of readers cannot starve it.
 //!
 //! `scripts/check-aarch64` takes the same files with flock(1).
+//!
+//! [`locked`], the flock(2) step alone, serves other locks too (one
+//! engine's store for the container tests).
 
 use std::cell::Cell;
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The folder of the two files: /run/lock where it exists, else /tmp.
 fn folder() -> PathBuf {
@@ -29,16 +32,21 @@ fn folder() -> PathBuf {
 
 /// `name` in the lock folder, locked `how` (blocking until granted).
 fn flock(name: &str, how: libc::c_int) -> File {
-    let path = folder().join(name);
+    locked(&folder().join(name), how)
+}
+
+/// The file at `path`, made when missing, locked `how` with flock(2),
+/// blocking until granted; the lock goes when the file is closed.
+pub fn locked(path: &Path, how: libc::c_int) -> File {
     // flock(2) needs no write access: any user opens what root made.
-    let file = File::open(&path)
+    let file = File::open(path)
         .or_else(|_| {
             OpenOptions::new()
                 .create(true)
                 .truncate(false)
                 .write(true)
                 .mode(0o666)
-                .open(&path)
+                .open(path)
         })
         .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
     loop {

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::engine::CACHE;
+use crate::common::locked;
 
 /// A lock of one engine's store, held for a whole test.
 pub struct StoreLock(#[allow(dead_code)] File);
@@ -19,17 +20,8 @@ pub struct StoreLock(#[allow(dead_code)] File);
 impl StoreLock {
     pub fn take(engine: &str) -> StoreLock {
         fs::create_dir_all(CACHE).expect("make the engines' cache");
-        let file = File::create(Path::new(CACHE).join(format!("{engine}.lock"))).unwrap();
-        // SAFETY: flock on a descriptor we own; it blocks until granted.
-        while unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&file), libc::LOCK_EX) } != 0 {
-            let error = std::io::Error::last_os_error();
-            assert_eq!(
-                error.kind(),
-                std::io::ErrorKind::Interrupted,
-                "flock: {error}"
-            );
-        }
-        StoreLock(file)
+        let path = Path::new(CACHE).join(format!("{engine}.lock"));
+        StoreLock(locked(&path, libc::LOCK_EX))
     }
 }
 

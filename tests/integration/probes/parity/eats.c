@@ -23,6 +23,21 @@ static long i386_fsync(long fd)
 	return result;
 }
 
+/* Submits the open prepared on `ring` and writes a byte ROUNDS times
+ * through the descriptor it completes with: how many were written. */
+static int writes_through_opened(struct io_uring *ring)
+{
+	struct io_uring_cqe *cqe;
+	io_uring_submit(ring);
+	int sync_fd = -1;
+	if (io_uring_wait_cqe(ring, &cqe) == 0)
+		sync_fd = cqe->res;
+	int done = 0;
+	for (int i = 0; sync_fd >= 0 && i < ROUNDS; i++)
+		done += pwrite(sync_fd, "o", 1, i) == 1;
+	return done;
+}
+
 static int run(const char *which)
 {
 	int fd = open(at("f"), O_RDWR | O_CREAT, 0644);
@@ -60,30 +75,18 @@ static int run(const char *which)
 	}
 	else CASE("uring_openat_osync") {
 		struct io_uring ring;
-		struct io_uring_cqe *cqe;
 		if (io_uring_queue_init(4, &ring, 0))
 			return 3;
 		io_uring_prep_openat(io_uring_get_sqe(&ring), AT_FDCWD, at("f"), O_WRONLY | O_SYNC, 0);
-		io_uring_submit(&ring);
-		int sync_fd = -1;
-		if (io_uring_wait_cqe(&ring, &cqe) == 0)
-			sync_fd = cqe->res;
-		for (int i = 0; sync_fd >= 0 && i < ROUNDS; i++)
-			done += pwrite(sync_fd, "o", 1, i) == 1;
+		done = writes_through_opened(&ring);
 	}
 	else CASE("uring_openat2_osync") {
 		struct io_uring ring;
-		struct io_uring_cqe *cqe;
 		struct open_how how = {.flags = O_WRONLY | O_SYNC};
 		if (io_uring_queue_init(4, &ring, 0))
 			return 3;
 		io_uring_prep_openat2(io_uring_get_sqe(&ring), AT_FDCWD, at("f"), &how);
-		io_uring_submit(&ring);
-		int sync_fd = -1;
-		if (io_uring_wait_cqe(&ring, &cqe) == 0)
-			sync_fd = cqe->res;
-		for (int i = 0; sync_fd >= 0 && i < ROUNDS; i++)
-			done += pwrite(sync_fd, "o", 1, i) == 1;
+		done = writes_through_opened(&ring);
 	}
 	else if (!strncmp(which, "uring_", 6)) {
 		int fixed = !strcmp(which, "uring_fixed_fsync");

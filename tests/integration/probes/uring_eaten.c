@@ -44,6 +44,15 @@ static void die(const char *what, int error)
 static struct io_uring_sqe *next(struct io_uring *ring)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	/* Under SQPOLL the kernel's thread frees entries when it moves the
+	 * queue's head, which may come after their completions (a busy
+	 * machine): wait for it, as liburing's own callers do. */
+	while (!sqe && (ring->flags & IORING_SETUP_SQPOLL)) {
+		int error = io_uring_sqring_wait(ring);
+		if (error < 0)
+			die("sqring_wait", error);
+		sqe = io_uring_get_sqe(ring);
+	}
 	if (!sqe)
 		die("no entry free", ENOSPC);
 	return sqe;

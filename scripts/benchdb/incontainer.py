@@ -30,8 +30,7 @@ import time
 
 from . import dockerd, modes
 from .common import Variant, library_mapped
-
-MOUNTED = "/opt/eatmydata/libeatmydata.so"  # where the runtime mounts the library
+from .container import MOUNTED  # where the recipe, and so the runtime, mounts the library
 SCRIPT = os.path.join(os.path.dirname(os.path.realpath(__file__)), "server.sh")
 HOST = "host, eatmydata"
 

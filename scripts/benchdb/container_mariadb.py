@@ -12,7 +12,7 @@ Debian 12's, in the image as on the host. Only when named in --only.
 import os
 
 from . import common, incontainer, mariadb, mariadb_dump, mariadb_seed, modes
-from .common import output, timed
+from .common import timed
 
 NAME = "container-mariadb"
 FULL_ONLY = True
@@ -39,8 +39,7 @@ def variants(ctx):
     return incontainer.variants(ctx, SERVER["datadir"], modes.eatmydata)
 
 
-def versions():
-    return [f"docker: {output(['dockerd', '--version'])}"]
+versions = incontainer.versions
 
 
 def describe(ctx):

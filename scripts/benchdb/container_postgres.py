@@ -13,7 +13,7 @@ server is Debian 12's, in the image as on the host. Only when named in
 import subprocess
 
 from . import incontainer, modes, postgres, postgres_suite
-from .common import output, timed
+from .common import timed
 
 NAME = "container-postgres"
 FULL_ONLY = True
@@ -42,8 +42,7 @@ def variants(ctx):
     return incontainer.variants(ctx, SERVER["datadir"], modes.knobs_eatmydata)
 
 
-def versions():
-    return [f"docker: {output(['dockerd', '--version'])}"]
+versions = incontainer.versions
 
 
 def describe(ctx):

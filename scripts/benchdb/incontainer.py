@@ -29,7 +29,7 @@ import os
 import time
 
 from . import dockerd, modes
-from .common import Variant, library_mapped
+from .common import Variant, library_mapped, output
 from .container import MOUNTED  # where the recipe, and so the runtime, mounts the library
 SCRIPT = os.path.join(os.path.dirname(os.path.realpath(__file__)), "server.sh")
 HOST = "host, eatmydata"
@@ -145,3 +145,8 @@ def recount(ctx, server, count):
     finally:
         container.remove()
     return found.strip()
+
+
+def versions():
+    """The engine the container workloads run under."""
+    return [f"docker: {output(['dockerd', '--version'])}"]

@@ -18,7 +18,7 @@ pub enum Error {
     },
     /// The library this command carries could be written out nowhere:
     /// each place tried, and why it was passed over.
-    LibraryUnwritable(Vec<(PathBuf, String)>),
+    LibraryUnwritable(crate::library::Unwritable),
     /// The library's path cannot stand in `LD_PRELOAD`.
     LibraryPath(PathBuf),
     /// The command is nowhere in `PATH`, or its path names nothing.
@@ -97,20 +97,7 @@ impl fmt::Display for Error {
                      set EATMYDATA_LIBRARY to its path."
                 )
             }
-            Error::LibraryUnwritable(refused) => {
-                write!(
-                    f,
-                    "cannot write out the library this command carries; tried:"
-                )?;
-                for (place, why) in refused {
-                    write!(f, "\n  {}: {why}", place.display())?;
-                }
-                write!(
-                    f,
-                    "\nSet TMPDIR to a folder it can write to and load from, or \
-                     EATMYDATA_LIBRARY to a copy of libeatmydata.so."
-                )
-            }
+            Error::LibraryUnwritable(why) => write!(f, "{why}"),
             Error::LibraryPath(path) => write!(
                 f,
                 "the library's path {} contains a space or a colon, which LD_PRELOAD cannot carry",

@@ -94,7 +94,8 @@ fn glibc_root(root: &Path, program: &Path) {
 
 /// In `root` (no `/proc`, no library, only the static command): the
 /// program's fsync reaches the kernel alone and not under the command,
-/// which wrote the library it carries out to the root's `/tmp`.
+/// which, as root, placed the library it carries beside itself
+/// (`/lib/eatmydata/`), never in the root's `/tmp`.
 fn eats_in_root(root: &Path, program: &Path) {
     assert!(!root.join("proc").exists());
     assert!(!listing(root).contains("libeatmydata"));
@@ -119,12 +120,12 @@ fn eats_in_root(root: &Path, program: &Path) {
         .run()
         .success();
     assert!(eaten.calls_of("fsync").is_empty(), "{:?}", eaten.calls);
-    let written = format!("/tmp/eatmydata-0/libeatmydata-{}.so", &static_hash()[..16]);
+    let written = format!("/lib/eatmydata/libeatmydata-{}.so", &static_hash()[..16]);
     assert_eq!(
         eaten.stderr(),
         format!(
-            "eatmydata: running {inside} with {written} preloaded (the copy embedded in \
-             eatmydata, written out now)\n"
+            "eatmydata: running {inside} with {written} preloaded (the copy placed beside \
+             eatmydata, written now)\n"
         )
     );
     assert!(root.join("tmp/eaten").is_file());

@@ -1,9 +1,11 @@
 //! The command alone, as `cargo install` leaves it or an image copies it:
 //! it writes out the library it carries, safely, once per content, where
-//! every program it starts can load it.
+//! every program it starts can load it: as root, placed beside itself
+//! (`PREFIX/lib/eatmydata/`); as a user without a placed copy, in a
+//! temporary place of its own.
 
 use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt, chown};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -12,7 +14,15 @@ use crate::common::{Outcome, Run, TempDir, command, probe};
 mod install; // cargo install --path as a user, then SQLite's 1,000 commits eaten
 mod mariadb; // eatmydata mariadbd --user=mysql: a server that drops to another user
 mod planted; // a link, someone else's file, other bytes, someone else's folder: never used
+mod root; // root: the placed copy beside the command, never a shared temporary folder
+mod rootless; // uid 0 of a user namespace: the user's placed copy, nothing in /tmp
+mod squatted; // eatmydata-<uid> taken in /tmp, /var/tmp and /dev/shm: a private folder
 mod unwritable; // read-only, full, noexec places: exit 125, and why each was passed over
+
+/// A user who is not root, the caller of the tests of the temporary places.
+pub const USER: u32 = 4242;
+/// The uid of `nobody`, the someone else of these tests.
+pub const NOBODY: u32 = 65534;
 
 /// A copy of the command alone in `dir/bin`, no library anywhere near it.
 pub fn lonely(dir: &TempDir) -> PathBuf {
@@ -34,24 +44,37 @@ pub fn carried_hash() -> String {
     hash.to_owned()
 }
 
-/// The file the command writes its library to, in `place` (run as root).
-pub fn written_in(place: &Path) -> PathBuf {
+/// The file the command writes its library to, in `place`, run as `uid`.
+pub fn written_in(place: &Path, uid: u32) -> PathBuf {
     let hash = carried_hash();
-    place.join(format!("eatmydata-0/libeatmydata-{}.so", &hash[..16]))
+    place.join(format!("eatmydata-{uid}/libeatmydata-{}.so", &hash[..16]))
 }
 
-/// A place (a `TMPDIR`) of the test's own, mode 0755 as `/tmp`'s parents are.
+/// The placed copy of the command at `eatmydata` (`PREFIX/bin/eatmydata`).
+pub fn placed_for(eatmydata: &Path) -> PathBuf {
+    let hash = carried_hash();
+    let prefix = eatmydata.parent().unwrap().parent().unwrap();
+    prefix.join(format!("lib/eatmydata/libeatmydata-{}.so", &hash[..16]))
+}
+
+/// A place (a `TMPDIR`) of the test's own, mode 0755 as `/tmp`'s parents
+/// are, owned by `USER`.
 pub fn place(dir: &TempDir) -> PathBuf {
     let place = dir.join("tmp");
     fs::create_dir_all(&place).unwrap();
     fs::set_permissions(&place, fs::Permissions::from_mode(0o755)).unwrap();
+    chown(&place, Some(USER), Some(USER)).unwrap();
     place
 }
 
-/// `eatmydata -v sync_calls FILE` by the command at `eatmydata`, with
-/// `TMPDIR` at `place`, under strace; asserts its fsync was eaten.
+/// `eatmydata -v sync_calls FILE` by the command at `eatmydata`, as
+/// `USER`, with `TMPDIR` at `place`, under strace; asserts its fsync was
+/// eaten.
 pub fn eats_with(eatmydata: &Path, place: &Path, data: &Path) -> Outcome {
-    let eaten = Run::new(eatmydata)
+    fs::write(data, "").unwrap();
+    chown(data, Some(USER), Some(USER)).unwrap();
+    let eaten = as_user(USER)
+        .arg(eatmydata)
         .arg("-v")
         .arg(probe("sync_calls", &[]))
         .arg(data)
@@ -61,6 +84,15 @@ pub fn eats_with(eatmydata: &Path, place: &Path, data: &Path) -> Outcome {
         .success();
     assert!(eaten.calls_of("fsync").is_empty(), "{:?}", eaten.calls);
     eaten
+}
+
+/// A run as `uid` (group the same, no other groups), through setpriv.
+pub fn as_user(uid: u32) -> Run {
+    Run::new("setpriv").args([
+        format!("--reuid={uid}"),
+        format!("--regid={uid}"),
+        "--clear-groups".into(),
+    ])
 }
 
 /// The control: `sync_calls` alone makes its fsync.
@@ -77,11 +109,11 @@ pub fn fsyncs_alone(data: &Path) {
 fn written_once_per_content_readable_by_all() {
     let dir = TempDir::new("written-once");
     let (place, eatmydata) = (place(&dir), lonely(&dir));
-    let path = written_in(&place);
-    // Under a umask that would keep every other user out.
+    let path = written_in(&place, USER);
+    // As a user, under a umask that would keep every other user out.
     let run = || {
-        Run::new("sh")
-            .args(["-c", "umask 077; exec \"$0\" -v true"])
+        as_user(USER)
+            .args(["sh", "-c", "umask 077; exec \"$0\" -v true"])
             .arg(&eatmydata)
             .env("TMPDIR", &place)
             .run()
@@ -97,9 +129,9 @@ fn written_once_per_content_readable_by_all() {
         )
     );
     let meta = fs::metadata(&path).unwrap();
-    assert_eq!((meta.uid(), meta.mode() & 0o7777), (0, 0o644));
+    assert_eq!((meta.uid(), meta.mode() & 0o7777), (USER, 0o644));
     let folder = fs::metadata(path.parent().unwrap()).unwrap();
-    assert_eq!((folder.uid(), folder.mode() & 0o7777), (0, 0o755));
+    assert_eq!((folder.uid(), folder.mode() & 0o7777), (USER, 0o755));
     // Another user (a server that dropped to its own) can read it all.
     let read = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "cat"])
@@ -121,4 +153,5 @@ fn written_once_per_content_readable_by_all() {
         meta.ino(),
         "written again"
     );
+    assert!(!placed_for(&eatmydata).exists(), "a user placed a copy");
 }

@@ -201,7 +201,9 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
                     return Ok(spec::Done::Off(why));
                 }
                 // Only now: a container switched off needs no library.
-                let library = library::locate().map_err(Failure::Command)?.path;
+                let library = library::locate_for(library::Caller::Runtime)
+                    .map_err(Failure::Command)?
+                    .path;
                 spec::edit_config(value, &library).map_err(|why| Failure::Edit(path.clone(), why))
             })?;
             say(log, id.as_deref(), &done);

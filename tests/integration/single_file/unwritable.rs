@@ -1,13 +1,13 @@
-//! Nowhere to write the library out (a full `/tmp`, a read-only
-//! `/var/tmp`, a `noexec` `/dev/shm`): exit 125, each place named with why
-//! it was passed over, and what to do.
+//! Nowhere for a user to write the library out (a full `/tmp`, a
+//! read-only `/var/tmp`, a `noexec` `/dev/shm`) and no placed copy: exit
+//! 125, each place named with why it was passed over, and what to do.
 
 use std::path::Path;
 
-use super::lonely;
+use super::{USER, lonely};
 use crate::common::{Outcome, Run, TempDir};
 
-/// `eatmydata --print-library`, in a mount namespace of its own whose
+/// `eatmydata --print-library` as `USER`, in a mount namespace of its own whose
 /// `/tmp` is a tmpfs of `tmp_size`, `/var/tmp` read-only, `/dev/shm`
 /// `noexec`.
 fn in_namespace(eatmydata: &Path, tmp_size: &str) -> Outcome {
@@ -16,7 +16,7 @@ fn in_namespace(eatmydata: &Path, tmp_size: &str) -> Outcome {
 mount -t tmpfs -o size={tmp_size},mode=1777 tmpfs /tmp
 mount -t tmpfs -o ro tmpfs /var/tmp
 mount -t tmpfs -o noexec,mode=1777 tmpfs /dev/shm
-exec \"$0\" --print-library"
+exec setpriv --reuid={USER} --regid={USER} --clear-groups \"$0\" --print-library"
     );
     Run::new("unshare")
         .args(["--mount", "--propagation", "private", "sh", "-c", &script])
@@ -34,7 +34,7 @@ fn nowhere_to_write_exits_125_and_says_why_for_each_place() {
     assert!(
         control
             .stdout()
-            .starts_with("/tmp/eatmydata-0/libeatmydata-"),
+            .starts_with(&format!("/tmp/eatmydata-{USER}/libeatmydata-")),
         "{}",
         control.stdout()
     );

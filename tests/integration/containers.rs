@@ -25,6 +25,7 @@ mod engine; // the runtime under test and its registration, the engine interface
 mod image; // the engines' Debian image with servers and probes, made offline once
 mod mariadb; // a MariaDB image with the library mounted keeps its data
 mod musl; // musl images: the library mounted read-only, the static command, root
+mod parity; // one corpus under runc and under the runtime on one dockerd: same output, no trace
 mod podman; // podman with the runtime, by path and by its registered name
 mod testcontainers; // Testcontainers for Python with the library
 

@@ -1,0 +1,215 @@
+/* What a container shows of itself, for the container parity harness
+ * (tests/integration/containers/parity.rs): the same program runs in a
+ * container under runc and under eatmydata-runtime and must print the
+ * same, but for the differences docs/runtime.md lists. Built for glibc
+ * (dynamic, static, -m32, aarch64, -fsanitize=address) and musl.
+ *
+ *   container_parity true          exits 0, prints nothing
+ *   container_parity report        ids, capabilities, no_new_privs, seccomp,
+ *                                  /opt's entries, a synced write in /tmp
+ *                                  and in /, and what stderr would show
+ *   container_parity ls DIR        DIR's entries, sorted
+ *   container_parity env           the environment, sorted
+ *   container_parity mounts        the mount points of /proc/self/mounts, sorted
+ *   container_parity loop FILE N   N times: write a block to FILE, fsync it
+ *   container_parity badfd         fsync(-1)'s answer
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static const char *error_name(int error)
+{
+	switch (error) {
+	case EACCES: return "EACCES";
+	case EBADF: return "EBADF";
+	case EINVAL: return "EINVAL";
+	case ENOENT: return "ENOENT";
+	case ENOTDIR: return "ENOTDIR";
+	case EPERM: return "EPERM";
+	case EROFS: return "EROFS";
+	default: return "another error";
+	}
+}
+
+static void show(const char *name, int result)
+{
+	if (result == 0)
+		printf("%s=0\n", name);
+	else
+		printf("%s=%s\n", name, error_name(errno));
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Prints `label=` and the sorted lines of `lines[0..count)`, comma-joined. */
+static void show_sorted(const char *label, char **lines, size_t count)
+{
+	qsort(lines, count, sizeof *lines, by_name);
+	printf("%s=", label);
+	for (size_t i = 0; i < count; i++)
+		printf("%s%s", i ? "," : "", lines[i]);
+	printf("\n");
+}
+
+static int list(const char *label, const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		printf("%s=%s\n", label, error_name(errno));
+		return 0;
+	}
+	char *names[256];
+	size_t count = 0;
+	struct dirent *entry;
+	while ((entry = readdir(d)) && count < 256) {
+		if (strcmp(entry->d_name, ".") && strcmp(entry->d_name, ".."))
+			names[count++] = strdup(entry->d_name);
+	}
+	closedir(d);
+	show_sorted(label, names, count);
+	return 0;
+}
+
+/* The lines of /proc/self/status that say what the process may do. */
+static void status_lines(void)
+{
+	static const char *const keys[] = {"CapInh:", "CapPrm:", "CapEff:", "CapBnd:",
+					   "CapAmb:", "NoNewPrivs:", "Seccomp:"};
+	FILE *f = fopen("/proc/self/status", "r");
+	if (!f) {
+		printf("status=%s\n", error_name(errno));
+		return;
+	}
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+			if (strncmp(line, keys[i], strlen(keys[i])) == 0)
+				fputs(line, stdout);
+		}
+	}
+	fclose(f);
+}
+
+/* Creates `path`, writes to it and fsyncs it; one line for each step. */
+static void synced_write(const char *label, const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	if (fd < 0) {
+		printf("%s_open=%s\n", label, error_name(errno));
+		return;
+	}
+	char name[64];
+	snprintf(name, sizeof name, "%s_write", label);
+	show(name, write(fd, "parity\n", 7) == 7 ? 0 : -1);
+	snprintf(name, sizeof name, "%s_fsync", label);
+	show(name, fsync(fd));
+	close(fd);
+	unlink(path);
+}
+
+static int report(void)
+{
+	printf("uid=%d euid=%d gid=%d egid=%d\n", (int)getuid(), (int)geteuid(), (int)getgid(),
+	       (int)getegid());
+	status_lines();
+	list("opt", "/opt");
+	synced_write("tmp", "/tmp/parity-probe");
+	synced_write("root", "/parity-probe");
+	return 0;
+}
+
+static int env(void)
+{
+	size_t count = 0;
+	while (environ[count])
+		count++;
+	char **lines = calloc(count + 1, sizeof *lines);
+	if (!lines)
+		return 1;
+	memcpy(lines, environ, count * sizeof *lines);
+	qsort(lines, count, sizeof *lines, by_name);
+	for (size_t i = 0; i < count; i++)
+		printf("%s\n", lines[i]);
+	return 0;
+}
+
+static int mounts(void)
+{
+	FILE *f = fopen("/proc/self/mounts", "r");
+	if (!f) {
+		printf("mounts=%s\n", error_name(errno));
+		return 0;
+	}
+	char *points[256];
+	size_t count = 0;
+	char line[4096];
+	while (count < 256 && fgets(line, sizeof line, f)) {
+		/* "SOURCE POINT TYPE OPTIONS 0 0" */
+		char *point = strchr(line, ' ');
+		if (!point)
+			continue;
+		point++;
+		char *end = strchr(point, ' ');
+		if (end)
+			*end = '\0';
+		points[count++] = strdup(point);
+	}
+	fclose(f);
+	qsort(points, count, sizeof *points, by_name);
+	for (size_t i = 0; i < count; i++)
+		printf("%s\n", points[i]);
+	return 0;
+}
+
+static int loop(const char *path, int n)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	if (fd < 0) {
+		perror(path);
+		return 1;
+	}
+	char block[4096];
+	memset(block, 'p', sizeof block);
+	for (int i = 0; i < n; i++) {
+		if (write(fd, block, sizeof block) != (ssize_t)sizeof block || fsync(fd) != 0) {
+			perror(path);
+			return 1;
+		}
+	}
+	close(fd);
+	printf("synced %d\n", n);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "report";
+	if (strcmp(what, "true") == 0)
+		return 0;
+	if (strcmp(what, "report") == 0)
+		return report();
+	if (strcmp(what, "ls") == 0 && argc == 3)
+		return list("entries", argv[2]);
+	if (strcmp(what, "env") == 0)
+		return env();
+	if (strcmp(what, "mounts") == 0)
+		return mounts();
+	if (strcmp(what, "loop") == 0 && argc == 4)
+		return loop(argv[2], atoi(argv[3]));
+	if (strcmp(what, "badfd") == 0) {
+		show("fsync_badfd", fsync(-1));
+		return 0;
+	}
+	fprintf(stderr, "usage: %s true|report|ls DIR|env|mounts|loop FILE N|badfd\n", argv[0]);
+	return 2;
+}

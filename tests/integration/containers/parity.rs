@@ -120,6 +120,45 @@ impl Parity {
         }
     }
 
+    /// Starts `image`'s probe waiting under `runtime` as `name`, then
+    /// runs `args` in it with `docker exec` (the runtime's `exec`
+    /// verb); the exec's outcome, and the container's diff.
+    fn exec(&self, runtime: Runtime, name: &str, image: &Tiny, args: &[&str]) -> Outcome {
+        let _ = self.docker().args(["rm", "--force", name]).output();
+        let started = self
+            .docker()
+            .args(["run", "--detach", "--name", name, "--hostname=parity"])
+            .args([
+                "--network=none",
+                runtime.option(),
+                &image.tag,
+                PROBE,
+                "pause",
+            ])
+            .output()
+            .expect("run docker");
+        // A container that did not start: that is the outcome.
+        let output = if started.status.success() {
+            self.docker()
+                .args(["exec", name])
+                .args(args)
+                .output()
+                .expect("run docker exec")
+        } else {
+            started
+        };
+        let diff = self.lines(&["diff", name]);
+        let _ = self.docker().args(["rm", "--force", name]).output();
+        Outcome {
+            status: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: ids_hidden(&String::from_utf8_lossy(&output.stderr)),
+            diff,
+            files: Vec::new(),
+            flushes: None,
+        }
+    }
+
     /// The lines `docker args` prints, sorted; none if it fails (a
     /// container that was never made has no diff).
     fn lines(&self, args: &[&str]) -> Vec<String> {
@@ -459,6 +498,15 @@ fn corpus() -> Vec<Case> {
         case("--cap-drop ALL", Control::Succeeds, |p, r, n| {
             let options = ["--cap-drop", "ALL"];
             p.run(r, n, &p.images.plain, &options, &[PROBE, "report"], none)
+        }),
+        case("exec: report", Control::Succeeds, |p, r, n| {
+            p.exec(r, n, &p.images.plain, &[PROBE, "report"])
+        }),
+        case("exec: i386", Control::Succeeds, |p, r, n| {
+            p.exec(r, n, &p.images.i386, &[PROBE, "report"])
+        }),
+        case("exec: -fsanitize=address", Control::Succeeds, |p, r, n| {
+            p.exec(r, n, &p.images.asan, &[PROBE, "report"])
         }),
         Case {
             known: Some(Known::PreloadInEnvironment),

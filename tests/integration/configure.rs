@@ -13,6 +13,8 @@ mod dockerd; // a dockerd of the tests' own lists the runtime and runs a contain
 mod engines; // containerd and podman read the runtime it registered
 mod files; // dry runs, files it cannot parse, missing files, the link, bad usage
 mod kept; // a machine's own files: only its keys change, once, with a backup
+mod refused; // a FIFO or a folder as --config, a planted eatmydata-runtime: refused at once
+mod removed; // --remove gives back each engine's file as it was, once, with a dry run
 
 /// Where the tests register the runtime (it need not exist for a file).
 pub const RUNTIME: &str = "/usr/local/bin/eatmydata-runtime";

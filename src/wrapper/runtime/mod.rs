@@ -14,7 +14,7 @@
 //! be read or parsed fails the verb with a message starting `eatmydata:`,
 //! the spec untouched and the container never started.
 //! `eatmydata-runtime configure ENGINE ...` registers the runtime
-//! (`configure.rs`).
+//! (`configure/`).
 
 mod bundle;
 mod configure;

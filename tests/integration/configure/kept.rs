@@ -88,7 +88,9 @@ fn containerds_config_keeps_every_byte_not_its_own() {
     assert_eq!(
         gained,
         [
-            "      default_runtime_name = \"eatmydata\"",
+            // What it replaced, noted for --remove.
+            "      default_runtime_name = \"eatmydata\" \
+             # eatmydata-runtime configure replaced: \"runc\"",
             &format!("        [{runtimes}]"),
             "          runtime_type = \"io.containerd.runc.v2\"",
             // The pod's and the container's io.eatmydata.* reach the spec.

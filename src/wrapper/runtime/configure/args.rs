@@ -20,6 +20,7 @@ ENGINE and the file it edits unless --config says another:
 
 Options:
       --default       make eatmydata the engine's default runtime too
+      --remove        take back what registering added (see below)
       --dry-run       print what would change, and write nothing
       --config FILE   edit FILE instead
       --runtime-path PATH
@@ -31,16 +32,44 @@ Options:
                       (default: runc in PATH, else crun), for docker, which
                       passes it as --eatmydata-runtime=; podman, containerd
                       and CRI-O pass a runtime nothing on every call
+      --pid-file FILE dockerd's pid file, to tell it to reload (default: its
+                      \"pidfile\" setting, else /var/run/docker.pid)
+      --docker-version VERSION
+                      Docker's version (default: what `dockerd --version` says)
+      --systemd-dir DIR
+                      where systemd's units are (default: /etc/systemd/system)
   -h, --help          print this help and exit
 
 Only eatmydata's own keys change; every other key, comment and the layout
 stay. The file is replaced in one rename, the old one kept as
 FILE.bak-eatmydata; a second run finds nothing to change and says so. A
-missing file is made with eatmydata's keys alone.
+missing file is made with eatmydata's keys alone. A default that
+registering replaced is noted in a comment after it (TOML).
+
+The runtime registered must be this command: a link to it, or a copy.
+
+After a change, dockerd is told to reload (SIGHUP to the pid in its pid
+file, checked to be a dockerd reading FILE), which stops no container;
+when none is found, it says to run `systemctl reload docker`. containerd
+and CRI-O read their files only when they start: it says so.
+
+docker --default, on Docker 26 or later, also writes the systemd drop-in
+/etc/systemd/system/docker.service.d/eatmydata-buildkit.conf, which sets
+DOCKER_BUILDKIT_RUNC_COMMAND so that BuildKit's RUN steps go through the
+runtime too; dockerd reads it at its next restart.
+
+--remove takes back what registering added and leaves every other byte:
+the default as it was (docker: set to \"runc\" in so many words, since
+dockerd keeps a missing key on reload), the eatmydata entry gone, and the
+drop-in. docker keeps runtimes.eatmydata as an alias of runc, and names
+them, while containers made with it exist, so that they can start again;
+run --remove once more when they are gone. A file left with nothing in it
+is removed (its backup kept). The library placed for the runtime stays.
 
 Exit status: 0 when the file says what was asked (changed or not); 2 for
-bad usage; 65 when the file cannot be parsed (it is left as it was); 125
-when it cannot be read or written.
+bad usage; 65 when the file cannot be parsed (it is left as it was); 78
+when the runtime to register is not this command; 125 when a file cannot
+be read or written, or is no regular file.
 ";
 
 /// What `configure` was asked to do.
@@ -54,11 +83,19 @@ pub enum Asked {
 #[derive(Debug, PartialEq)]
 pub struct Request {
     pub engine: Engine,
+    /// `--remove`: take the registration back.
+    pub remove: bool,
     pub default: bool,
     pub dry_run: bool,
     pub config: Option<PathBuf>,
     pub runtime_path: Option<PathBuf>,
     pub real_runtime: Option<String>,
+    /// dockerd's pid file, when not the one its settings name.
+    pub pid_file: Option<PathBuf>,
+    /// Docker's version, when not the one `dockerd --version` says.
+    pub docker_version: Option<String>,
+    /// Where systemd's units are, when not `/etc/systemd/system`.
+    pub systemd_dir: Option<PathBuf>,
 }
 
 /// Reads the arguments after `configure`.
@@ -66,11 +103,15 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Asked, Error> {
     let mut engine = None;
     let mut request = Request {
         engine: Engine::Docker,
+        remove: false,
         default: false,
         dry_run: false,
         config: None,
         runtime_path: None,
         real_runtime: None,
+        pid_file: None,
+        docker_version: None,
+        systemd_dir: None,
     };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -92,6 +133,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Asked, Error> {
         };
         match option {
             "-h" | "--help" => return Ok(Asked::Help),
+            "--remove" => request.remove = true,
             "--default" => request.default = true,
             "--dry-run" => request.dry_run = true,
             "--config" => request.config = Some(value("--config")?.into()),
@@ -99,6 +141,12 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Asked, Error> {
             "--real-runtime" => {
                 let real = value("--real-runtime")?;
                 request.real_runtime = Some(real.to_string_lossy().into_owned());
+            }
+            "--pid-file" => request.pid_file = Some(value("--pid-file")?.into()),
+            "--systemd-dir" => request.systemd_dir = Some(value("--systemd-dir")?.into()),
+            "--docker-version" => {
+                let version = value("--docker-version")?;
+                request.docker_version = Some(version.to_string_lossy().into_owned());
             }
             _ if option.starts_with('-') => {
                 return Err(Error::Usage(format!("configure: unknown option '{text}'")));
@@ -120,6 +168,28 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Asked, Error> {
         return Err(Error::Usage(format!(
             "configure: --runtime-path must be an absolute path, not '{}'",
             path.display()
+        )));
+    }
+    if request.remove
+        && (request.default || request.real_runtime.is_some() || request.runtime_path.is_some())
+    {
+        return Err(Error::Usage(
+            "configure: --remove takes back the whole registration: no --default, \
+             --real-runtime or --runtime-path with it"
+                .into(),
+        ));
+    }
+    let docker_only = [
+        ("--pid-file", request.pid_file.is_some()),
+        ("--docker-version", request.docker_version.is_some()),
+        ("--systemd-dir", request.systemd_dir.is_some()),
+    ];
+    if let Some((option, _)) = docker_only.iter().find(|(_, given)| *given)
+        && request.engine != Engine::Docker
+    {
+        return Err(Error::Usage(format!(
+            "configure: {option} is for docker alone, not {}",
+            request.engine.name()
         )));
     }
     if request.real_runtime.is_some() && !request.engine.passes_real_runtime() {
@@ -159,11 +229,15 @@ mod tests {
             request,
             Request {
                 engine: Engine::Docker,
+                remove: false,
                 default: true,
                 dry_run: true,
                 config: Some("/tmp/d.json".into()),
                 runtime_path: Some("/opt/bin/eatmydata-runtime".into()),
                 real_runtime: Some("crun".into()),
+                pid_file: None,
+                docker_version: None,
+                systemd_dir: None,
             }
         );
     }
@@ -180,10 +254,35 @@ mod tests {
             &["containerd", "--real-runtime", "crun"],
             &["crio", "--real-runtime=crun"],
             &["podman", "--real-runtime", "crun"],
+            &["docker", "--remove", "--default"],
+            &[
+                "docker",
+                "--remove",
+                "--runtime-path",
+                "/usr/bin/eatmydata-runtime",
+            ],
+            &["containerd", "--pid-file", "/run/docker.pid"],
+            &["podman", "--docker-version", "26.1.5"],
+            &["crio", "--systemd-dir", "/etc/systemd/system"],
         ] {
             let error = parsed(args).expect_err(&format!("{args:?} accepted"));
             assert_eq!(error.exit_code(), 2, "{args:?}: {error}");
         }
         assert_eq!(parsed(&["--help"]).unwrap(), Asked::Help);
+        let Ok(Asked::Configure(request)) = parsed(&[
+            "docker",
+            "--remove",
+            "--pid-file=/run/d.pid",
+            "--docker-version",
+            "26.1.5",
+            "--systemd-dir",
+            "/tmp/systemd",
+        ]) else {
+            panic!("not parsed");
+        };
+        assert!(request.remove);
+        assert_eq!(request.pid_file, Some("/run/d.pid".into()));
+        assert_eq!(request.docker_version.as_deref(), Some("26.1.5"));
+        assert_eq!(request.systemd_dir, Some("/tmp/systemd".into()));
     }
 }

@@ -37,20 +37,25 @@ fn cri_table(version: i64) -> Result<&'static [&'static str], String> {
     }
 }
 
-/// The new text of `config.toml`.
-pub fn edit(text: &str, want: &Want) -> Result<String, String> {
-    let mut doc = toml::parse(text)?;
-    let new = doc.is_empty();
-    if new {
-        doc.insert("version", toml_edit::value(2));
-    }
+/// The CRI plugin's `containerd` table for the file's `version`.
+fn cri_table_of(doc: &toml_edit::DocumentMut) -> Result<&'static [&'static str], String> {
     let version = match doc.get("version") {
         None => 1,
         Some(item) => item
             .as_integer()
             .ok_or_else(|| "its version is not a number".to_string())?,
     };
-    let containerd = cri_table(version)?;
+    cri_table(version)
+}
+
+/// The new text of `config.toml`.
+pub fn register(text: &str, want: &Want) -> Result<String, String> {
+    let mut doc = toml::parse(text)?;
+    let new = doc.is_empty();
+    if new {
+        doc.insert("version", toml_edit::value(2));
+    }
+    let containerd = cri_table_of(&doc)?;
     let root = doc.as_item_mut();
     let default_name = toml::table(root, containerd)?
         .get("default_runtime_name")
@@ -112,13 +117,34 @@ pub fn edit(text: &str, want: &Want) -> Result<String, String> {
         toml::lay_out(options, &layouts.1);
     }
     if want.default {
-        toml::set(
-            toml::table(root, containerd)?,
-            "default_runtime_name",
-            REGISTERED.into(),
-        )?;
+        let table = toml::table(root, containerd)?;
+        toml::set_noting(table, "default_runtime_name", REGISTERED)?;
     }
     Ok(doc.to_string())
+}
+
+/// The text of `config.toml` without what [`register`] added: the
+/// default as it was, and the `eatmydata` entry gone. The `version = 2`
+/// a new file was given stays (see [`holds_nothing`]).
+pub fn remove(text: &str) -> Result<String, String> {
+    let mut doc = toml::parse(text)?;
+    if doc.is_empty() {
+        return Ok(text.to_owned());
+    }
+    let containerd = cri_table_of(&doc)?;
+    let root = doc.as_item_mut();
+    let restored = toml::restore(root, containerd, "default_runtime_name", REGISTERED)?;
+    let runtimes: Vec<&str> = containerd.iter().copied().chain(["runtimes"]).collect();
+    let removed = toml::remove_pruning(root, &runtimes, REGISTERED);
+    Ok(match restored || removed {
+        true => doc.to_string(),
+        false => text.to_owned(),
+    })
+}
+
+/// Whether nothing is left but the version a new file was given.
+pub fn holds_nothing(text: &str) -> bool {
+    toml::holds_nothing(text, &["version"])
 }
 
 /// Whether an option holds what the shim takes when it is missing.
@@ -148,7 +174,7 @@ mod tests {
                  [{runtimes}.runc]\n  runtime_type = \"io.containerd.runc.v2\"\n\
                  [{runtimes}.runc.options]\n  SystemdCgroup = true # the kubelet's\n"
             );
-            let new = edit(&text, &Want::example(true, None)).unwrap();
+            let new = register(&text, &Want::example(true, None)).unwrap();
             let plain = plugin.trim_matches(['"', '\'']);
             let doc = toml::parse(&new).unwrap();
             let ours = &doc["plugins"][plain]["containerd"]["runtimes"]["eatmydata"];
@@ -165,18 +191,23 @@ mod tests {
                 assert_eq!(patterns, [Some("io.eatmydata.*")], "{new}");
             }
             assert!(
-                new.contains("  default_runtime_name = \"eatmydata\"\n"),
+                new.contains(
+                    "  default_runtime_name = \"eatmydata\" \
+                     # eatmydata-runtime configure replaced: \"runc\"\n"
+                ),
                 "{new}"
             );
+            // A removal gives back the bytes it took.
+            assert_eq!(remove(&new).unwrap(), text, "{new}");
             assert!(new.starts_with(&format!("{version}# ours\n")), "{new}");
             assert!(new.contains("SystemdCgroup = true # the kubelet's\n"));
-            assert_eq!(edit(&new, &Want::example(true, None)).unwrap(), new);
+            assert_eq!(register(&new, &Want::example(true, None)).unwrap(), new);
         }
     }
 
     #[test]
     fn a_new_file_is_version_2_and_an_unknown_version_is_refused() {
-        let new = edit("", &Want::example(false, None)).unwrap();
+        let new = register("", &Want::example(false, None)).unwrap();
         assert_eq!(
             new,
             "version = 2\n\n\
@@ -192,7 +223,10 @@ mod tests {
             "version = \"2\"\n",
             "version = 2\nplugins = 1\n",
         ] {
-            assert!(edit(text, &Want::example(false, None)).is_err(), "{text}");
+            assert!(
+                register(text, &Want::example(false, None)).is_err(),
+                "{text}"
+            );
         }
     }
 
@@ -218,7 +252,7 @@ mod tests {
              [{}.options]\n    BinaryName = \"/usr/bin/eatmydata-runtime\"\n",
             &ours[1..ours.len() - 1]
         );
-        let new = edit(&older, &Want::example(false, None)).unwrap();
+        let new = register(&older, &Want::example(false, None)).unwrap();
         assert_eq!(
             new,
             older.replace(
@@ -227,13 +261,13 @@ mod tests {
                  container_annotations = [\"io.eatmydata.*\"]\n"
             )
         );
-        assert_eq!(edit(&new, &Want::example(false, None)).unwrap(), new);
+        assert_eq!(register(&new, &Want::example(false, None)).unwrap(), new);
         // The user's own patterns stay, in their order; ours comes last.
         let theirs = format!(
             "version = 2\n{ours}\n  pod_annotations = [\"example.com/*\"] # ours\n  \
              container_annotations = []\n"
         );
-        let new = edit(&theirs, &Want::example(false, None)).unwrap();
+        let new = register(&theirs, &Want::example(false, None)).unwrap();
         assert!(
             new.contains("  pod_annotations = [\"example.com/*\", \"io.eatmydata.*\"] # ours\n"),
             "{new}"
@@ -242,13 +276,37 @@ mod tests {
             new.contains("  container_annotations = [\"io.eatmydata.*\"]\n"),
             "{new}"
         );
-        assert_eq!(edit(&new, &Want::example(false, None)).unwrap(), new);
+        assert_eq!(register(&new, &Want::example(false, None)).unwrap(), new);
         for bad in [
             "pod_annotations = \"io.eatmydata.*\"",
             "container_annotations = [1]",
         ] {
             let text = format!("version = 2\n{ours}\n{bad}\n");
-            assert!(edit(&text, &Want::example(false, None)).is_err(), "{text}");
+            assert!(
+                register(&text, &Want::example(false, None)).is_err(),
+                "{text}"
+            );
         }
+    }
+
+    #[test]
+    fn a_removal_gives_back_the_bytes_it_took() {
+        let theirs = "version = 3\n# ours\n[plugins.'io.containerd.cri.v1.runtime'.containerd]\n\
+                      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.crun]\n\
+                      runtime_type = \"io.containerd.runc.v2\"\n";
+        for text in [theirs, "version = 2\n", "version = 2\n# only a comment\n"] {
+            for default in [false, true] {
+                let new = register(text, &Want::example(default, None)).unwrap();
+                assert_eq!(remove(&new).unwrap(), text, "{new}");
+                assert_eq!(remove(text).unwrap(), text);
+            }
+        }
+        // A new file keeps the version it was given, and holds nothing else.
+        let made = register("", &Want::example(true, None)).unwrap();
+        let left = remove(&made).unwrap();
+        assert_eq!(left, "version = 2\n");
+        assert!(holds_nothing(&left));
+        assert!(!holds_nothing("version = 2\n# ours\n"));
+        assert!(remove("version = 9\n").is_err());
     }
 }

@@ -13,7 +13,7 @@ use super::toml;
 use super::{REGISTERED, Want};
 
 /// The new text of a CRI-O config file.
-pub fn edit(text: &str, want: &Want) -> Result<String, String> {
+pub fn register(text: &str, want: &Want) -> Result<String, String> {
     let mut doc = toml::parse(text)?;
     let root = doc.as_item_mut();
     let ours = toml::table(root, &["crio", "runtime", "runtimes", REGISTERED])?;
@@ -21,9 +21,26 @@ pub fn edit(text: &str, want: &Want) -> Result<String, String> {
     toml::set(ours, "runtime_type", "oci".into())?;
     if want.default {
         let runtime = toml::table(root, &["crio", "runtime"])?;
-        toml::set(runtime, "default_runtime", REGISTERED.into())?;
+        toml::set_noting(runtime, "default_runtime", REGISTERED)?;
     }
     Ok(doc.to_string())
+}
+
+/// The text of a CRI-O config file without what [`register`] added.
+pub fn remove(text: &str) -> Result<String, String> {
+    let mut doc = toml::parse(text)?;
+    let root = doc.as_item_mut();
+    let restored = toml::restore(root, &["crio", "runtime"], "default_runtime", REGISTERED)?;
+    let removed = toml::remove_pruning(root, &["crio", "runtime", "runtimes"], REGISTERED);
+    Ok(match restored || removed {
+        true => doc.to_string(),
+        false => text.to_owned(),
+    })
+}
+
+/// Whether nothing is left in the file: the drop-in made for eatmydata.
+pub fn holds_nothing(text: &str) -> bool {
+    toml::holds_nothing(text, &[])
 }
 
 #[cfg(test)]
@@ -34,21 +51,45 @@ mod tests {
     fn writes_the_handler_and_the_default_keeping_the_rest() {
         let theirs = "[crio.runtime]\n# crun here\ndefault_runtime = \"crun\"\n\n\
                       [crio.runtime.runtimes.crun]\nruntime_path = \"/usr/bin/crun\"\n";
-        let new = edit(theirs, &Want::example(true, None)).unwrap();
+        let new = register(theirs, &Want::example(true, None)).unwrap();
         assert_eq!(
             new,
-            "[crio.runtime]\n# crun here\ndefault_runtime = \"eatmydata\"\n\n\
+            "[crio.runtime]\n# crun here\ndefault_runtime = \"eatmydata\" \
+             # eatmydata-runtime configure replaced: \"crun\"\n\n\
              [crio.runtime.runtimes.crun]\nruntime_path = \"/usr/bin/crun\"\n\n\
              [crio.runtime.runtimes.eatmydata]\n\
              runtime_path = \"/usr/bin/eatmydata-runtime\"\nruntime_type = \"oci\"\n"
         );
-        assert_eq!(edit(&new, &Want::example(true, None)).unwrap(), new);
+        assert_eq!(register(&new, &Want::example(true, None)).unwrap(), new);
         assert!(
-            edit(
+            register(
                 "[crio.runtime.runtimes]\neatmydata = 1\n",
                 &Want::example(false, None)
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn a_removal_gives_back_the_bytes_it_took() {
+        let theirs = "[crio.runtime]\n# crun here\ndefault_runtime = 'crun' # theirs\n\n\
+                      [crio.runtime.runtimes.crun]\nruntime_path = \"/usr/bin/crun\"\n";
+        for text in [
+            theirs,
+            "",
+            "# a drop-in of our own\n",
+            "[crio.runtime]\n[crio.image]\n",
+        ] {
+            for default in [false, true] {
+                let new = register(text, &Want::example(default, None)).unwrap();
+                assert_ne!(new, text);
+                let back = remove(&new).unwrap();
+                assert_eq!(back, text, "{new}");
+                assert_eq!(remove(&back).unwrap(), back);
+            }
+        }
+        // The drop-in made for the runtime is left with nothing in it.
+        assert!(holds_nothing(""));
+        assert!(!holds_nothing("# a drop-in of our own\n"));
     }
 }

@@ -1,10 +1,10 @@
-//! The engine's file on disk: read whole, shown as a listing of what
-//! changes, and replaced in one rename, its mode and owner kept and the
-//! old one copied beside it first.
+//! The engine's file on disk: read whole but bounded, shown as a listing
+//! of what changes, and replaced in one rename, its mode and owner kept
+//! and the old one copied beside it first; or removed, its backup kept.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use similar::TextDiff;
@@ -14,39 +14,89 @@ use super::Error;
 /// What the backup's name adds to the file's.
 const BACKUP_SUFFIX: &str = ".bak-eatmydata";
 
-/// The file's text, or `None` when there is no file.
+/// The most any file `configure` reads may hold: an engine's config is a
+/// few kilobytes.
+pub const MOST: u64 = 1 << 20;
+
+/// The file's text, or `None` when there is no file. Opened without
+/// blocking (a FIFO answers at once) and read only when it is a regular
+/// file of at most [`MOST`] bytes; `Error::NotAFile` otherwise.
 pub fn read(path: &Path) -> Result<Option<String>, Error> {
-    match fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|_| Error::Unparsable {
-                file: path.into(),
-                why: "it is not UTF-8 text".into(),
-            }),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(error) => Err(Error::Io {
-            doing: "read",
-            path: path.into(),
-            error,
-        }),
-    }
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path);
+    let bytes = match file.and_then(|file| bounded(file, MOST)) {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(what)) => {
+            return Err(Error::NotAFile {
+                path: path.into(),
+                what,
+            });
+        }
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => {
+            return Err(Error::Io {
+                doing: "read",
+                path: path.into(),
+                error,
+            });
+        }
+    };
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| Error::Unparsable {
+            file: path.into(),
+            why: "it is not UTF-8 text".into(),
+        })
 }
 
-/// A unified diff of `old` to `new`, named by `path`.
-pub fn listing(path: &Path, old: &str, new: &str) -> String {
+/// The bytes of `file` when it is a regular file of at most `most`
+/// bytes; else what it is instead (`Ok(Err)`).
+pub fn bounded(file: File, most: u64) -> io::Result<Result<Vec<u8>, String>> {
+    let meta = file.metadata()?;
+    let kind = meta.file_type();
+    let what = if kind.is_file() {
+        None
+    } else if kind.is_fifo() {
+        Some("a FIFO")
+    } else if kind.is_dir() {
+        Some("a folder")
+    } else if kind.is_char_device() || kind.is_block_device() {
+        Some("a device")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else {
+        Some("not a regular file")
+    };
+    if let Some(what) = what {
+        return Ok(Err(format!("it is {what}, not a regular file")));
+    }
+    let mut bytes = Vec::new();
+    file.take(most + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > most {
+        return Ok(Err(format!("it holds more than {most} bytes")));
+    }
+    Ok(Ok(bytes))
+}
+
+/// A unified diff of `old` to `new`, named by `path`, the new side's
+/// name followed by `(label)`.
+pub fn listing(path: &Path, old: &str, new: &str, label: &str) -> String {
     let name = path.display().to_string();
     TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(2)
-        .header(&name, &format!("{name} (with {})", super::REGISTERED))
+        .header(&name, &format!("{name} ({label})"))
         .to_string()
 }
 
 /// Puts `contents` in place of the file at `path` (through a link, the
-/// file it names), with one rename in its folder; an existing file
-/// (`existed`) is copied to its backup first, whose path is returned. A
-/// missing file is made, and its folder.
-pub fn replace(path: &Path, existed: bool, contents: &[u8]) -> Result<Option<PathBuf>, Error> {
+/// file it names), with one rename in its folder; an existing file, whose
+/// bytes are `old`, is copied to its backup first, whose path is
+/// returned. A missing file is made, and its folder.
+pub fn replace(path: &Path, old: Option<&[u8]>, contents: &[u8]) -> Result<Option<PathBuf>, Error> {
+    let existed = old.is_some();
     let io = |doing, path: &Path| {
         let path = path.to_path_buf();
         move |error| Error::Io { doing, path, error }
@@ -68,19 +118,43 @@ pub fn replace(path: &Path, existed: bool, contents: &[u8]) -> Result<Option<Pat
         Err(error) if error.kind() == io::ErrorKind::NotFound => None,
         Err(error) => return Err(io("read", &target)(error)),
     };
-    let backup = match &owner {
-        Some(meta) => {
-            let mut name = target.clone().into_os_string();
-            name.push(BACKUP_SUFFIX);
-            let backup = PathBuf::from(name);
-            let old = fs::read(&target).map_err(io("read", &target))?;
-            write_renamed(&backup, &old, Some(meta)).map_err(io("write", &backup))?;
+    let backup = match (&owner, old) {
+        (Some(meta), Some(old)) => {
+            let backup = backup_of(&target);
+            write_renamed(&backup, old, Some(meta)).map_err(io("write", &backup))?;
             Some(backup)
         }
-        None => None,
+        _ => None,
     };
     write_renamed(&target, contents, owner.as_ref()).map_err(io("write", &target))?;
     Ok(backup)
+}
+
+/// Removes the file at `path` (through a link, the file it names) whose
+/// bytes are `old`, copying them to its backup first, whose path is
+/// returned.
+pub fn remove(path: &Path, old: &[u8]) -> Result<PathBuf, Error> {
+    let io = |doing, path: &Path| {
+        let path = path.to_path_buf();
+        move |error| Error::Io { doing, path, error }
+    };
+    let target = fs::canonicalize(path).map_err(io("find", path))?;
+    let meta = fs::metadata(&target).map_err(io("read", &target))?;
+    let backup = backup_of(&target);
+    write_renamed(&backup, old, Some(&meta)).map_err(io("write", &backup))?;
+    fs::remove_file(&target).map_err(io("remove", &target))?;
+    if let Some(folder) = target.parent() {
+        File::open(folder)
+            .and_then(|folder| folder.sync_all())
+            .map_err(io("write", folder))?;
+    }
+    Ok(backup)
+}
+
+fn backup_of(target: &Path) -> PathBuf {
+    let mut name = target.as_os_str().to_owned();
+    name.push(BACKUP_SUFFIX);
+    PathBuf::from(name)
 }
 
 /// Writes `contents` to a new file beside `path` with `like`'s mode and

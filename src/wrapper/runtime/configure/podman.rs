@@ -26,16 +26,33 @@ pub fn default_config() -> PathBuf {
 }
 
 /// The new text of `containers.conf`.
-pub fn edit(text: &str, want: &Want) -> Result<String, String> {
+pub fn register(text: &str, want: &Want) -> Result<String, String> {
     let mut doc = toml::parse(text)?;
     let root = doc.as_item_mut();
     let runtimes = toml::table(root, &["engine", "runtimes"])?;
     toml::set(runtimes, REGISTERED, strings([want.path.as_str()]))?;
     if want.default {
         let engine = toml::table(root, &["engine"])?;
-        toml::set(engine, "runtime", REGISTERED.into())?;
+        toml::set_noting(engine, "runtime", REGISTERED)?;
     }
     Ok(doc.to_string())
+}
+
+/// The text of `containers.conf` without what [`register`] added.
+pub fn remove(text: &str) -> Result<String, String> {
+    let mut doc = toml::parse(text)?;
+    let root = doc.as_item_mut();
+    let restored = toml::restore(root, &["engine"], "runtime", REGISTERED)?;
+    let removed = toml::remove_pruning(root, &["engine", "runtimes"], REGISTERED);
+    Ok(match restored || removed {
+        true => doc.to_string(),
+        false => text.to_owned(),
+    })
+}
+
+/// Whether nothing is left in the file.
+pub fn holds_nothing(text: &str) -> bool {
+    toml::holds_nothing(text, &[])
 }
 
 #[cfg(test)]
@@ -61,7 +78,7 @@ crun = [\"/usr/bin/crun\"]
 
     #[test]
     fn adds_its_keys_among_the_users_and_keeps_their_comments() {
-        let new = edit(THEIRS, &Want::example(true, None)).unwrap();
+        let new = register(THEIRS, &Want::example(true, None)).unwrap();
         assert_eq!(
             new,
             "\
@@ -71,7 +88,7 @@ log_driver = \"k8s-file\"   # kept
 
 [engine]
 # crun is faster here
-runtime = \"eatmydata\"
+runtime = \"eatmydata\" # eatmydata-runtime configure replaced: \"crun\"
 env = [\"http_proxy=http://proxy.example:3128\"]
 
 [engine.runtimes]
@@ -82,17 +99,45 @@ eatmydata = [\"/usr/bin/eatmydata-runtime\"]
 [engine.volume_plugins]
 "
         );
-        assert_eq!(edit(&new, &Want::example(true, None)).unwrap(), new);
+        assert_eq!(register(&new, &Want::example(true, None)).unwrap(), new);
     }
 
     #[test]
     fn makes_only_its_own_table_in_a_new_file_and_refuses_bad_toml() {
         assert_eq!(
-            edit("", &Want::example(false, None)).unwrap(),
+            register("", &Want::example(false, None)).unwrap(),
             "[engine.runtimes]\neatmydata = [\"/usr/bin/eatmydata-runtime\"]\n"
         );
         for text in ["[engine\n", "engine = 3\n", "[engine]\nruntimes = 1\n"] {
-            assert!(edit(text, &Want::example(true, None)).is_err(), "{text}");
+            assert!(
+                register(text, &Want::example(true, None)).is_err(),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_removal_gives_back_the_bytes_it_took() {
+        for text in [
+            THEIRS,
+            "",
+            "[engine]\nruntime = \"runc\" # why\n",
+            "[engine]\n[engine.runtimes]\n\n[engine.volume_plugins]\n",
+        ] {
+            for default in [false, true] {
+                let new = register(text, &Want::example(default, None)).unwrap();
+                let back = remove(&new).unwrap();
+                assert_eq!(remove(&back).unwrap(), back);
+                assert_eq!(back, text, "{new}");
+            }
+        }
+        // An empty header last in the file, as registration would have
+        // made it, goes with the entry.
+        let alone = "[engine.runtimes]\n";
+        let new = register(alone, &Want::example(false, None)).unwrap();
+        assert_eq!(remove(&new).unwrap(), "");
+        for _ in [()] {
+            {}
         }
     }
 }

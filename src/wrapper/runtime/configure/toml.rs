@@ -171,3 +171,141 @@ pub fn lay_out(item: &mut Item, layout: &Layout) {
         }
     }
 }
+
+/// What a registration writes after an engine's default that it
+/// replaced, followed by the old value, so that a removal can put it back
+/// byte for byte.
+const WAS: &str = " # eatmydata-runtime configure replaced: ";
+
+/// Sets `key` of `table` to the string `name`, noting the value it
+/// replaces (as written) in a comment after it; a missing key is added.
+pub fn set_noting(table: &mut Item, key: &str, name: &str) -> Result<(), String> {
+    let Some(table) = table.as_table_like_mut() else {
+        return Err(format!("cannot set {key}: not in a table"));
+    };
+    match table.get_mut(key) {
+        Some(Item::Value(old)) if old.as_str() == Some(name) => {}
+        Some(Item::Value(old)) => {
+            let decor = old.decor().clone();
+            let mut bare = old.clone();
+            bare.decor_mut().clear();
+            let suffix = decor.suffix().and_then(|s| s.as_str()).unwrap_or("");
+            let suffix = format!("{suffix}{WAS}{bare}");
+            *old = Value::from(name);
+            if let Some(prefix) = decor.prefix() {
+                old.decor_mut().set_prefix(prefix.clone());
+            }
+            old.decor_mut().set_suffix(suffix);
+        }
+        Some(_) => return Err(format!("{key} is a table, not a value")),
+        None => {
+            table.insert(key, Item::Value(Value::from(name)));
+        }
+    }
+    Ok(())
+}
+
+/// Undoes [`set_noting`]: when `key` of the table at `path` is `name`,
+/// the value it replaced comes back with the comment as it was, or the
+/// key goes when it replaced none; whether it changed.
+pub fn restore(root: &mut Item, path: &[&str], key: &str, name: &str) -> Result<bool, String> {
+    let Some(table) = find_mut(root, path).and_then(Item::as_table_like_mut) else {
+        return Ok(false);
+    };
+    let Some(Item::Value(value)) = table.get_mut(key) else {
+        return Ok(false);
+    };
+    if value.as_str() != Some(name) {
+        return Ok(false);
+    }
+    let suffix = value.decor().suffix().and_then(|s| s.as_str());
+    let Some((theirs, was)) = suffix.and_then(|s| s.rsplit_once(WAS)) else {
+        table.remove(key);
+        return Ok(true);
+    };
+    let mut old: Value = was
+        .trim()
+        .parse()
+        .map_err(|_| format!("the value noted after {key} is not TOML: {was}"))?;
+    old.decor_mut().clear();
+    let theirs = theirs.to_owned();
+    if let Some(prefix) = value.decor().prefix().cloned() {
+        old.decor_mut().set_prefix(prefix);
+    }
+    old.decor_mut().set_suffix(theirs);
+    *value = old;
+    Ok(true)
+}
+
+/// The item at `path` under `item`, if there is one.
+pub fn find_mut<'a>(item: &'a mut Item, path: &[&str]) -> Option<&'a mut Item> {
+    path.iter()
+        .try_fold(item, |item, key| item.as_table_like_mut()?.get_mut(key))
+}
+
+/// Removes `key` of the table at `path`, then each table of `path` that
+/// this left empty and that registration may have made: one with no
+/// header of its own (implicit, as [`table`] makes them), or the last
+/// header of the file with no comment above it (where toml_edit puts a
+/// table it adds). Any other header stays, empty. Whether anything went.
+pub fn remove_pruning(root: &mut Item, path: &[&str], key: &str) -> bool {
+    let Some(table) = find_mut(root, path).and_then(Item::as_table_like_mut) else {
+        return false;
+    };
+    if table.remove(key).is_none() {
+        return false;
+    }
+    for depth in (1..=path.len()).rev() {
+        let last = last_position(root);
+        let (parent, leaf) = (&path[..depth - 1], path[depth - 1]);
+        let Some(parent) = find_mut(root, parent).and_then(Item::as_table_like_mut) else {
+            break;
+        };
+        let Some(Item::Table(table)) = parent.get(leaf) else {
+            break;
+        };
+        let prefix = table.decor().prefix().and_then(|p| p.as_str());
+        let bare = prefix.is_none_or(|p| p.trim().is_empty());
+        let position = table.position();
+        let made = table.is_implicit() || (bare && position.is_some() && position == last);
+        if !table.is_empty() || !made {
+            break;
+        }
+        parent.remove(leaf);
+    }
+    true
+}
+
+/// The position of the last table header in `item`.
+fn last_position(item: &Item) -> Option<isize> {
+    let table = item.as_table()?;
+    let own = (!table.is_implicit()).then(|| table.position()).flatten();
+    table
+        .iter()
+        .filter_map(|(_, item)| last_position(item))
+        .chain(own)
+        .max()
+}
+
+/// Whether nothing but the keys `ignoring` is left in `text`: no other
+/// key, and no comment; at most empty table headers.
+pub fn holds_nothing(text: &str, ignoring: &[&str]) -> bool {
+    let Ok(mut doc) = parse(text) else {
+        return false;
+    };
+    for key in ignoring {
+        doc.remove(key);
+    }
+    !has_values(doc.as_item()) && !doc.to_string().contains('#')
+}
+
+fn has_values(item: &Item) -> bool {
+    match item.as_table_like() {
+        Some(table) => table.iter().any(|(_, item)| match item {
+            Item::Table(_) => has_values(item),
+            Item::None => false,
+            _ => true,
+        }),
+        None => !item.is_none(),
+    }
+}

@@ -1,0 +1,304 @@
+//! The steps of a registration and of its removal, in order, each told on
+//! stdout: the runtime checked to be this command, the engine's file
+//! changed (a listing first), BuildKit's drop-in for docker, then the
+//! engine told to reload, or the user told what to do.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::args::Request;
+use super::reload::{self, Dockerd, Reloaded};
+use super::{Engine, Error, REGISTERED, RUNTIME_FILE, Want};
+use super::{buildkit, config_of, docker, file, inuse, program};
+
+/// `configure ENGINE [--default] ...`.
+pub fn register(request: &Request) -> Result<(), Error> {
+    let config = config_of(request);
+    let runtime = runtime_path(request)?;
+    let want = Want {
+        path: runtime.display().to_string(),
+        default: request.default,
+        real: request.real_runtime.clone(),
+    };
+    let old = file::read(&config)?;
+    let text = old.as_deref().unwrap_or("");
+    let new = request
+        .engine
+        .register(text, &want)
+        .map_err(|why| unparsable(&config, why))?;
+    let unchanged = format!("already registers {REGISTERED} as asked");
+    let changed = apply(request, &config, old.as_deref(), Some(&new), &unchanged)?;
+    let mut drop_in = false;
+    if request.engine == Engine::Docker && request.default {
+        drop_in = buildkit_on(request, &want.path)?;
+    }
+    if (changed || drop_in) && request.dry_run {
+        println!("Dry run: nothing written.");
+    } else if changed {
+        let how = request.engine.how_to_use(request.default);
+        tell_reload(request, &config, &new, &how);
+    }
+    Ok(())
+}
+
+/// `configure ENGINE --remove`.
+pub fn remove(request: &Request) -> Result<(), Error> {
+    let config = config_of(request);
+    let old = file::read(&config)?;
+    let text = old.as_deref().unwrap_or("");
+    let alias = request.engine == Engine::Docker && still_used(request, &config, text);
+    let new = request
+        .engine
+        .remove(text, alias)
+        .map_err(|why| unparsable(&config, why))?;
+    // A file left with nothing of anyone's goes, as registration made it.
+    let emptied = new != text && request.engine.holds_nothing(&new);
+    let new = old.as_ref().filter(|_| !emptied).map(|_| new);
+    let unchanged = format!("holds no registration of {REGISTERED} to take back");
+    let changed = apply(request, &config, old.as_deref(), new.as_deref(), &unchanged)?;
+    let drop_in = request.engine == Engine::Docker && buildkit_off(request)?;
+    if (changed || drop_in) && request.dry_run {
+        println!("Dry run: nothing written.");
+    } else if changed {
+        let after = new.as_deref().unwrap_or("");
+        let how = format!("containers no longer run through {REGISTERED}");
+        tell_reload(request, &config, after, &how);
+    }
+    Ok(())
+}
+
+fn unparsable(config: &Path, why: String) -> Error {
+    Error::Unparsable {
+        file: config.into(),
+        why,
+    }
+}
+
+/// Shows what changes from `old` to `new` (`None`: no file) and, unless
+/// a dry run, makes it so; whether anything changes.
+fn apply(
+    request: &Request,
+    path: &Path,
+    old: Option<&str>,
+    new: Option<&str>,
+    unchanged: &str,
+) -> Result<bool, Error> {
+    if old == new {
+        println!("{} {unchanged}; nothing changed.", path.display());
+        return Ok(false);
+    }
+    let label = match request.remove {
+        true => format!("without {REGISTERED}"),
+        false => format!("with {REGISTERED}"),
+    };
+    let listing = file::listing(path, old.unwrap_or(""), new.unwrap_or(""), &label);
+    print!("{listing}");
+    match (new, old) {
+        _ if request.dry_run => {
+            if new.is_none() {
+                println!(
+                    "Would remove {}: nothing else is left in it.",
+                    path.display()
+                );
+            }
+        }
+        (Some(new), old) => match file::replace(path, old.map(str::as_bytes), new.as_bytes())? {
+            Some(backup) => println!(
+                "Wrote {}; the file as it was is in {}.",
+                path.display(),
+                backup.display()
+            ),
+            None => println!("Made {}.", path.display()),
+        },
+        (None, Some(old)) => {
+            let backup = file::remove(path, old.as_bytes())?;
+            println!(
+                "Removed {}: nothing else was left in it; the file as it was is in {}.",
+                path.display(),
+                backup.display()
+            );
+        }
+        (None, None) => {}
+    }
+    Ok(true)
+}
+
+/// Tells the engine to read `config` again (now `text`), or the user
+/// what to do; then `how` containers reach the runtime.
+fn tell_reload(request: &Request, config: &Path, text: &str, how: &str) {
+    let pid_file = dockerd_pid_file(request, text);
+    match reload::reload(request.engine, config, &pid_file) {
+        Reloaded::Signalled(pid) => println!(
+            "Told dockerd (pid {pid}) to reload (SIGHUP): it reads {} again, and no \
+             container stops. Now {how}.",
+            config.display()
+        ),
+        Reloaded::Yours(what) => println!("Next: {what}; then {how}."),
+    }
+}
+
+fn dockerd_pid_file(request: &Request, text: &str) -> PathBuf {
+    request
+        .pid_file
+        .clone()
+        .unwrap_or_else(|| reload::docker_pid_file(text))
+}
+
+/// Whether containers made with the runtime exist in dockerd's data-root
+/// (said, with their names), so that `runtimes.eatmydata` stays as an
+/// alias of runc; also when it cannot tell.
+fn still_used(request: &Request, config: &Path, text: &str) -> bool {
+    let registered = serde_json::from_str::<serde_json::Value>(text)
+        .is_ok_and(|v| v["runtimes"].get(REGISTERED).is_some());
+    if !registered {
+        return false;
+    }
+    let running = Dockerd::find(&dockerd_pid_file(request, text))
+        .ok()
+        .filter(|dockerd| dockerd.reads(config));
+    let data_root = running
+        .and_then(|dockerd| dockerd.data_root())
+        .or_else(|| docker::setting(text, "data-root").map(PathBuf::from))
+        .unwrap_or_else(|| "/var/lib/docker".into());
+    let kept = "Kept runtimes.eatmydata as an alias of runc ({\"path\": \"runc\"})";
+    match inuse::made_with(&data_root, REGISTERED) {
+        Ok(made) if made.is_empty() => false,
+        Ok(made) => {
+            let names: Vec<String> = made.iter().map(inuse::Made::shown).collect();
+            println!(
+                "{kept}: dockerd starts these containers, made with it, by that name: {}. \
+                 Run --remove again once they are gone.",
+                names.join(", ")
+            );
+            true
+        }
+        Err(error) => {
+            println!(
+                "{kept}: cannot tell which containers in {} were made with it ({}).",
+                data_root.display(),
+                crate::error::plain(&error)
+            );
+            true
+        }
+    }
+}
+
+/// With `docker --default`: the drop-in that sends BuildKit's RUN steps
+/// through the runtime at `runtime`, where Docker reads it; whether it
+/// changes.
+fn buildkit_on(request: &Request, runtime: &str) -> Result<bool, Error> {
+    let folder = request.systemd_dir.as_deref();
+    let path = buildkit::drop_in(folder.unwrap_or(Path::new(buildkit::SYSTEMD_DIR)));
+    let major = buildkit::major(request.docker_version.as_deref());
+    let version = match major {
+        Some(major) if major >= buildkit::FIRST => major,
+        _ => {
+            let which = major.map_or(
+                "Docker's version is unknown (no `dockerd --version`)".into(),
+                |v| format!("Docker {v} does not read it"),
+            );
+            println!(
+                "Note: BuildKit, docker build's default builder, runs RUN steps with its own \
+                 runc whatever the default runtime; Docker 26 and later can be told \
+                 ({}), but {which}. The legacy builder (DOCKER_BUILDKIT=0) goes through \
+                 the default runtime.",
+                buildkit::VARIABLE
+            );
+            return Ok(false);
+        }
+    };
+    let old = file::read(&path)?;
+    let new = buildkit::text(runtime);
+    let unchanged = format!("already sets {}", buildkit::VARIABLE);
+    let changed = apply(request, &path, old.as_deref(), Some(&new), &unchanged)?;
+    if changed && !request.dry_run {
+        println!(
+            "BuildKit's RUN steps go through the runtime once dockerd restarts (Docker \
+             {version}): systemctl daemon-reload, then systemctl restart docker when \
+             convenient (a restart stops running containers; a reload does not read it)."
+        );
+    }
+    Ok(changed)
+}
+
+/// Removes BuildKit's drop-in, when there; whether it goes. It is
+/// eatmydata's file alone: no backup.
+fn buildkit_off(request: &Request) -> Result<bool, Error> {
+    let folder = request.systemd_dir.as_deref();
+    let path = buildkit::drop_in(folder.unwrap_or(Path::new(buildkit::SYSTEMD_DIR)));
+    let Some(old) = file::read(&path)? else {
+        return Ok(false);
+    };
+    let label = format!("without {REGISTERED}");
+    print!("{}", file::listing(&path, &old, "", &label));
+    if request.dry_run {
+        println!("Would remove {}.", path.display());
+        return Ok(true);
+    }
+    fs::remove_file(&path).map_err(|error| Error::Io {
+        doing: "remove",
+        path: path.clone(),
+        error,
+    })?;
+    if let Some(folder) = path.parent() {
+        // Only when empty: a folder of other drop-ins stays.
+        let _ = fs::remove_dir(folder);
+    }
+    println!(
+        "Removed {}: dockerd drops {} at its next restart (systemctl daemon-reload first).",
+        path.display(),
+        buildkit::VARIABLE
+    );
+    Ok(true)
+}
+
+/// The `eatmydata-runtime` the engine is to run: `--runtime-path`, or the
+/// one beside the running command, made as a link to it when missing
+/// (said, and not in a dry run); either checked to be this command.
+fn runtime_path(request: &Request) -> Result<PathBuf, Error> {
+    let Some(exe) = crate::library::this_program() else {
+        return Err(Error::Usage(
+            "configure: cannot tell where this command is (no /proc?); give --runtime-path".into(),
+        ));
+    };
+    let checked = |path: PathBuf| match program::check(&path, &exe) {
+        Ok(()) => Ok(path),
+        Err(why) => Err(Error::NotThisProgram { path, why }),
+    };
+    if let Some(path) = &request.runtime_path {
+        if path.symlink_metadata().is_err() {
+            println!("Note: {} does not exist yet.", path.display());
+            return Ok(path.clone());
+        }
+        return checked(path.clone());
+    }
+    let (Some(folder), Some(name)) = (exe.parent(), exe.file_name()) else {
+        return Err(Error::Usage(format!(
+            "configure: cannot tell the folder of {}; give --runtime-path",
+            exe.display()
+        )));
+    };
+    let beside = folder.join(RUNTIME_FILE);
+    if beside.symlink_metadata().is_ok() {
+        return checked(beside);
+    }
+    if request.dry_run {
+        println!(
+            "Would make {}, a link to {}.",
+            beside.display(),
+            Path::new(name).display()
+        );
+        return Ok(beside);
+    }
+    std::os::unix::fs::symlink(name, &beside).map_err(|error| Error::Io {
+        doing: "make the link",
+        path: beside.clone(),
+        error,
+    })?;
+    println!(
+        "Made {}, a link to {}.",
+        beside.display(),
+        Path::new(name).display()
+    );
+    Ok(beside)
+}

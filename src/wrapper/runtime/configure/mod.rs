@@ -1,0 +1,189 @@
+//! `eatmydata-runtime configure ENGINE`: registers the runtime with a
+//! container engine under the name `eatmydata`, as `nvidia-ctk runtime
+//! configure` registers NVIDIA's.
+//!
+//! Each engine's file is edited by a pure function from its text to the
+//! new text (one file per format below); this module picks the file, the
+//! path the engine is to run, and carries the change out: a listing of
+//! what changes, then a replacement in one rename with the old file kept
+//! beside it. A file that says what was asked already is left alone.
+
+mod args;
+mod buildkit;
+pub(crate) mod containerd;
+pub(crate) mod crio;
+pub(crate) mod docker;
+mod error;
+mod file;
+mod flow;
+mod inuse;
+mod json;
+mod podman;
+mod program;
+pub(crate) mod reload;
+mod toml;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use super::NAME as RUNTIME_FILE;
+use args::Asked;
+pub use args::HELP;
+pub use error::Error;
+
+/// The name engines know the runtime by: `--runtime=eatmydata`.
+pub const REGISTERED: &str = "eatmydata";
+
+/// The engines `configure` knows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Engine {
+    Docker,
+    Podman,
+    Containerd,
+    Crio,
+}
+
+/// What the engine's file is to say about the runtime.
+#[derive(Debug)]
+pub struct Want {
+    /// The absolute path of the `eatmydata-runtime` the engine runs.
+    pub path: String,
+    /// Whether it is to be the engine's default runtime.
+    pub default: bool,
+    /// The real runtime, when not the runtime's own choice.
+    pub real: Option<String>,
+}
+
+#[cfg(test)]
+impl Want {
+    /// What the formats' tests ask: the runtime at
+    /// `/usr/bin/eatmydata-runtime`, as the default or not, and `real`.
+    pub fn example(default: bool, real: Option<&str>) -> Want {
+        Want {
+            path: "/usr/bin/eatmydata-runtime".into(),
+            default,
+            real: real.map(str::to_owned),
+        }
+    }
+}
+
+impl Engine {
+    fn named(name: &str) -> Result<Engine, Error> {
+        match name {
+            "docker" => Ok(Engine::Docker),
+            "podman" => Ok(Engine::Podman),
+            "containerd" => Ok(Engine::Containerd),
+            "crio" | "cri-o" => Ok(Engine::Crio),
+            _ => Err(Error::Usage(format!(
+                "configure: unknown engine '{name}' (docker, podman, containerd or crio)"
+            ))),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Engine::Docker => "docker",
+            Engine::Podman => "podman",
+            Engine::Containerd => "containerd",
+            Engine::Crio => "CRI-O",
+        }
+    }
+
+    /// Whether the engine's file can name the real runtime for every call
+    /// of the runtime: docker's `runtimeArgs` alone can.
+    fn passes_real_runtime(self) -> bool {
+        self == Engine::Docker
+    }
+
+    /// The file edited unless `--config` names another.
+    fn default_config(self) -> PathBuf {
+        match self {
+            Engine::Docker => "/etc/docker/daemon.json".into(),
+            Engine::Podman => podman::default_config(),
+            Engine::Containerd => "/etc/containerd/config.toml".into(),
+            Engine::Crio => "/etc/crio/crio.conf.d/99-eatmydata.conf".into(),
+        }
+    }
+
+    /// The new text of the engine's file; `Err` says why it cannot be.
+    pub fn register(self, text: &str, want: &Want) -> Result<String, String> {
+        match self {
+            Engine::Docker => docker::register(text, want),
+            Engine::Podman => podman::register(text, want),
+            Engine::Containerd => containerd::register(text, want),
+            Engine::Crio => crio::register(text, want),
+        }
+    }
+
+    /// The text of the engine's file without what [`Engine::register`]
+    /// added; for docker, `alias` keeps the name as an alias of runc.
+    pub fn remove(self, text: &str, alias: bool) -> Result<String, String> {
+        match self {
+            Engine::Docker => docker::remove(text, alias),
+            Engine::Podman => podman::remove(text),
+            Engine::Containerd => containerd::remove(text),
+            Engine::Crio => crio::remove(text),
+        }
+    }
+
+    /// Whether a file left with `text` by a removal holds nothing of
+    /// anyone's, and can go as registration made it: an engine reads a
+    /// missing file as one with nothing in it.
+    pub fn holds_nothing(self, text: &str) -> bool {
+        match self {
+            Engine::Docker => docker::holds_nothing(text),
+            Engine::Podman => podman::holds_nothing(text),
+            Engine::Containerd => containerd::holds_nothing(text),
+            Engine::Crio => crio::holds_nothing(text),
+        }
+    }
+
+    /// How containers reach the runtime once the engine has read it.
+    fn how_to_use(self, default: bool) -> String {
+        let run = if default {
+            "every container runs through eatmydata"
+        } else {
+            "ask for it per container"
+        };
+        match self {
+            Engine::Docker => format!("{run} (docker run --runtime=eatmydata ...)"),
+            Engine::Podman => format!("{run} (podman run --runtime=eatmydata ...)"),
+            Engine::Containerd => format!(
+                "{run} (a RuntimeClass with handler: eatmydata, or ctr run --runtime \
+                 io.containerd.runc.v2 --runc-binary {RUNTIME_FILE} ...)"
+            ),
+            Engine::Crio => format!("{run} (a RuntimeClass with handler: eatmydata)"),
+        }
+    }
+}
+
+/// Runs `eatmydata-runtime configure ARGS...` (the arguments after
+/// `configure`), telling on stdout what it did; the exit status.
+pub fn run(args: Vec<OsString>) -> std::ffi::c_int {
+    let done = match args::parse(args) {
+        Ok(Asked::Help) => {
+            print!("{HELP}");
+            Ok(())
+        }
+        Ok(Asked::Configure(request)) => match request.remove {
+            true => flow::remove(&request),
+            false => flow::register(&request),
+        },
+        Err(error) => Err(error),
+    };
+    match done {
+        Ok(()) => 0,
+        Err(error) => {
+            eprintln!("eatmydata: {error}");
+            error.exit_code().into()
+        }
+    }
+}
+
+/// The file `configure` edits for `engine` unless `--config` names another.
+fn config_of(request: &args::Request) -> PathBuf {
+    request
+        .config
+        .clone()
+        .unwrap_or_else(|| request.engine.default_config())
+}

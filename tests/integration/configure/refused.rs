@@ -1,0 +1,161 @@
+//! What `configure` refuses at once, writing nothing: a `--config` that
+//! is no regular file (a FIFO would hang a plain read), and a runtime to
+//! register that is not this command.
+
+use std::fs;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt, symlink};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use super::{RUNTIME, configure};
+use crate::common::{TempDir, command};
+
+/// `configure ARGS...` through `runtime`, or a panic when it has not
+/// ended within 20 s (a hang, not a timing: a refusal takes
+/// milliseconds).
+fn ended(runtime: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(runtime)
+        .arg("configure")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        if rx.recv_timeout(Duration::from_secs(20)).is_err() {
+            // SAFETY: a signal to the child we started and have not reaped.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+    });
+    let status = child.wait().unwrap();
+    let _ = tx.send(());
+    assert!(status.code().is_some(), "configure hung and was killed");
+    let mut output = child.wait_with_output().unwrap();
+    output.status = status;
+    output
+}
+
+#[test]
+fn a_fifo_a_folder_or_a_device_as_config_is_refused_at_once() {
+    let dir = TempDir::new("configure-fifo");
+    let fifo = dir.join("daemon.json");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
+    let runtime = super::runtime_in(dir.path());
+    for (path, what) in [
+        (fifo.as_path(), "a FIFO"),
+        (dir.path(), "a folder"),
+        (Path::new("/dev/null"), "a device"),
+    ] {
+        for engine in ["docker", "containerd"] {
+            let config = path.to_str().unwrap();
+            let args = [engine, "--config", config, "--runtime-path", RUNTIME];
+            let output = ended(&runtime, &args);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(125), "{stderr}");
+            assert_eq!(
+                stderr,
+                format!(
+                    "eatmydata: configure: cannot read {config}: it is {what}, not a \
+                     regular file; nothing was written\n"
+                )
+            );
+        }
+    }
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(!dir.join("daemon.json.bak-eatmydata").exists());
+    // Control: the same path as a regular file is edited.
+    fs::remove_file(&fifo).unwrap();
+    fs::write(&fifo, "{}\n").unwrap();
+    let output = configure(
+        dir.path(),
+        &[
+            "docker",
+            "--config",
+            fifo.to_str().unwrap(),
+            "--runtime-path",
+            RUNTIME,
+        ],
+    );
+    assert!(output.status.success());
+    // A file larger than any config is refused the same way.
+    fs::write(&fifo, vec![b' '; (1 << 20) + 1]).unwrap();
+    let output = configure(
+        dir.path(),
+        &[
+            "docker",
+            "--config",
+            fifo.to_str().unwrap(),
+            "--runtime-path",
+            RUNTIME,
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(125), "{stderr}");
+    assert!(
+        stderr.contains("it holds more than 1048576 bytes"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_planted_eatmydata_runtime_is_not_registered() {
+    let dir = TempDir::new("configure-planted");
+    let bin = dir.join("bin");
+    fs::create_dir(&bin).unwrap();
+    let copy = bin.join("eatmydata");
+    fs::copy(command(), &copy).unwrap();
+    let planted = bin.join("eatmydata-runtime");
+    fs::write(&planted, "#!/bin/sh\nexec runc \"$@\"\n").unwrap();
+    fs::set_permissions(&planted, fs::Permissions::from_mode(0o755)).unwrap();
+    let config = dir.join("daemon.json");
+    let config = config.to_str().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(&copy)
+            .arg("--runtime")
+            .arg("configure")
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let refused = run(&["docker", "--config", config]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(78), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "eatmydata: configure: will not register {}: it is not this command",
+            planted.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!Path::new(config).exists());
+    // The same through --runtime-path.
+    let named = [
+        "docker",
+        "--config",
+        config,
+        "--runtime-path",
+        planted.to_str().unwrap(),
+    ];
+    assert_eq!(run(&named).status.code(), Some(78));
+    assert!(!Path::new(config).exists());
+    // Controls: a copy of the command's bytes, and a link to it, are it.
+    fs::remove_file(&planted).unwrap();
+    fs::copy(command(), &planted).unwrap();
+    let copied = run(&["docker", "--config", config]);
+    assert!(
+        copied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&copied.stderr)
+    );
+    fs::remove_file(&planted).unwrap();
+    symlink("eatmydata", &planted).unwrap();
+    assert!(run(&named).status.success());
+}

@@ -132,13 +132,25 @@ fn container_client(invocation: &Invocation, call: &client::container::Call) -> 
         Err(error) => return error,
     };
     let mut facts = Facts::default();
-    if let Verb::Start { runtime: None, .. } = call.verb {
-        match call.client {
-            Client::Docker => {
-                facts.registered = container::docker_registered(&program, &call.globals)
-            }
-            _ => facts.runtime = container::runtime_path(),
+    let asks = matches!(
+        call.verb,
+        Verb::Start { runtime: None, .. } | Verb::Build { .. } | Verb::Compose
+    );
+    if asks {
+        facts.runtime = container::runtime_path();
+        let docker = match call.client {
+            Client::Docker => Some((program.clone(), call.globals.as_slice())),
+            // docker-compose reaches the daemon docker reaches.
+            Client::Compose("docker") => search::resolve(std::ffi::OsStr::new("docker"))
+                .ok()
+                .map(|docker| (docker, &[][..])),
+            _ => None,
+        };
+        if let Some((docker, globals)) = docker {
+            facts.docker = container::docker_runtimes(&docker, globals);
         }
+        facts.legacy_builder =
+            container::legacy_builder(std::env::var_os("DOCKER_BUILDKIT").as_deref());
     }
     let outcome = container::decide(call, &invocation.args, &facts);
     let silence = std::env::var_os(client::SILENCE);

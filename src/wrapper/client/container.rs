@@ -5,16 +5,22 @@
 //! `--runtime=eatmydata` after `run`/`create` where docker has that
 //! runtime registered, the path of `eatmydata-runtime` for podman and
 //! nerdctl (both take a runtime's path: podman's `--runtime`, nerdctl's as
-//! the runc shim's binary). Where nothing can be inserted (Compose, a
-//! build, any other verb, an unregistered docker), a note says once what
-//! to do, and the client runs as asked, without the library or a filter.
+//! the runc shim's binary); podman's global `--runtime` before `build`,
+//! whose RUN steps run under it. Where nothing can be inserted (Compose,
+//! docker's builds, any other verb, an unregistered docker), a note says
+//! once what to do, unless the daemon's default runtime already reaches
+//! what runs (`build.rs` for builds), and the client runs as asked,
+//! without the library or a filter.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+mod build;
 mod machine;
-pub use machine::{docker_registered, runtime_path};
+#[cfg(test)]
+use machine::read_runtimes;
+pub use machine::{DockerRuntimes, docker_runtimes, legacy_builder, runtime_path};
 
 /// The clients, by the name they are run by.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -36,7 +42,11 @@ pub enum Verb {
         runtime: Option<OsString>,
     },
     Compose,
-    Build,
+    /// `build` (also `image build`, `builder ...`), or `buildx ...`
+    /// (BuildKit whatever the environment says).
+    Build {
+        buildx: bool,
+    },
     Other(OsString),
 }
 
@@ -135,8 +145,11 @@ pub fn read(command: &OsStr, args: &[OsString]) -> Option<Call> {
             runtime: given_runtime(&args[at + 1..]).or_else(|| given_runtime(&globals)),
         },
         Some(b"compose") => Verb::Compose,
-        Some(b"build" | b"buildx" | b"builder") => Verb::Build,
-        Some(b"image") if args.get(at + 1).is_some_and(|a| a == "build") => Verb::Build,
+        Some(b"buildx") => Verb::Build { buildx: true },
+        Some(b"build" | b"builder") => Verb::Build { buildx: false },
+        Some(b"image") if args.get(at + 1).is_some_and(|a| a == "build") => {
+            Verb::Build { buildx: false }
+        }
         _ => Verb::Other(args.get(at).cloned().unwrap_or_default()),
     };
     Some(Call {
@@ -162,8 +175,11 @@ fn given_runtime(args: &[OsString]) -> Option<OsString> {
 /// What was found on the machine for a call.
 #[derive(Debug, Default)]
 pub struct Facts {
-    /// docker: the daemon has a runtime named `eatmydata`.
-    pub registered: bool,
+    /// docker: what the daemon's runtimes are.
+    pub docker: DockerRuntimes,
+    /// docker: the client builds with the legacy builder
+    /// (`DOCKER_BUILDKIT=0`), whose RUN steps get the default runtime.
+    pub legacy_builder: bool,
     /// `eatmydata-runtime`'s path, beside this program or in `PATH`.
     pub runtime: Option<PathBuf>,
 }
@@ -177,30 +193,70 @@ pub struct Outcome {
     pub inserted: Option<String>,
 }
 
-/// How to register the runtime: through `eatmydata-runtime` where that
-/// link exists, else through this command (which makes the link).
-fn register(facts: &Facts) -> &'static str {
+/// How to run `configure`: through `eatmydata-runtime` where that link
+/// exists, else through this command (which makes the link).
+fn configure(facts: &Facts) -> &'static str {
     match facts.runtime {
-        Some(_) => "register the runtime once (sudo eatmydata-runtime configure",
-        None => "register the runtime once (sudo eatmydata --runtime configure",
+        Some(_) => "sudo eatmydata-runtime configure",
+        None => "sudo eatmydata --runtime configure",
     }
 }
 
-/// The line to run and the note, for `call` with `args`, given `facts`.
-pub fn decide(call: &Call, args: &[OsString], facts: &Facts) -> Outcome {
-    let unchanged = |notice: String| Outcome {
+/// The line as it was, with a note.
+fn unchanged(args: &[OsString], notice: String) -> Outcome {
+    Outcome {
         args: args.to_vec(),
         notice: Some(notice),
         inserted: None,
-    };
-    let engine = match call.client {
+    }
+}
+
+/// The line as it was, nothing said.
+fn as_it_was(args: &[OsString]) -> Outcome {
+    Outcome {
+        args: args.to_vec(),
+        notice: None,
+        inserted: None,
+    }
+}
+
+/// The line with `option` inserted at `at`.
+fn inserted(args: &[OsString], at: usize, option: String, said: String) -> Outcome {
+    let mut args = args.to_vec();
+    args.insert(at, option.into());
+    Outcome {
+        args,
+        notice: None,
+        inserted: Some(said),
+    }
+}
+
+/// What every note that leaves the line as it was ends with.
+const AS_ASKED: &str = "The command runs as asked, without eatmydata.";
+
+/// The engine a client talks to.
+fn engine(client: Client) -> &'static str {
+    match client {
         Client::Docker => "docker",
         Client::Podman => "podman",
         Client::Nerdctl => "nerdctl",
         Client::Compose(engine) => engine,
-    };
-    let as_asked = "The command runs as asked, without eatmydata.";
-    let register = register(facts);
+    }
+}
+
+/// Whether `globals` make podman talk to a service elsewhere.
+fn podman_remote(globals: &[OsString]) -> bool {
+    globals.iter().any(|g| {
+        PODMAN_REMOTE
+            .iter()
+            .any(|r| g.as_bytes().split(|&b| b == b'=').next() == Some(r.as_bytes()))
+    })
+}
+
+/// The line to run and the note, for `call` with `args`, given `facts`.
+pub fn decide(call: &Call, args: &[OsString], facts: &Facts) -> Outcome {
+    let engine = engine(call.client);
+    let register = format!("register the runtime once ({} {engine}", configure(facts));
     let start = match &call.verb {
         Verb::Start { at, runtime: None } => *at,
         Verb::Start {
@@ -208,82 +264,80 @@ pub fn decide(call: &Call, args: &[OsString], facts: &Facts) -> Outcome {
             ..
         } => {
             if runtime.as_bytes().windows(9).any(|w| w == b"eatmydata") {
-                return Outcome {
-                    args: args.to_vec(),
-                    notice: None,
-                    inserted: None,
-                };
+                return as_it_was(args);
             }
-            return unchanged(format!(
-                "{engine} was given --runtime={}: the container runs with it, without \
-                 eatmydata, as asked.",
-                runtime.to_string_lossy()
-            ));
+            return unchanged(
+                args,
+                format!(
+                    "{engine} was given --runtime={}: the container runs with it, without \
+                     eatmydata, as asked.",
+                    runtime.to_string_lossy()
+                ),
+            );
         }
+        Verb::Compose if engine == "docker" && facts.docker.default => return as_it_was(args),
         Verb::Compose => {
-            return unchanged(format!(
-                "Compose starts its containers through {engine}, which eatmydata cannot reach \
-                 from the client: {register} {engine}) and give each service `runtime: \
-                 eatmydata`, or make it the default runtime of every container (eatmydata-runtime \
-                 configure {engine} --default). {as_asked}"
-            ));
+            return unchanged(
+                args,
+                format!(
+                    "Compose starts its containers through {engine}, which eatmydata cannot \
+                     reach from the client: {register}) and give each service `runtime: \
+                     eatmydata`, or make it the default runtime of every container \
+                     ({} {engine} --default). {AS_ASKED}",
+                    configure(facts)
+                ),
+            );
         }
-        Verb::Build => {
-            return unchanged(format!(
-                "{engine}'s builds take no OCI runtime: run the static eatmydata inside the \
-                 image instead (RUN eatmydata ..., see docs/containers.md). {as_asked}"
-            ));
-        }
+        Verb::Build { buildx } => return build::decide(call, args, facts, *buildx),
         Verb::Other(verb) => {
-            return unchanged(format!(
-                "only {engine} run and create start a container that eatmydata can reach (with \
-                 its runtime); a container keeps the runtime it was created with, and {engine} \
-                 exec into one made so has eatmydata too. '{}' runs as asked.",
-                verb.to_string_lossy()
-            ));
+            return unchanged(
+                args,
+                format!(
+                    "only {engine} run and create start a container that eatmydata can reach \
+                     (with its runtime); a container keeps the runtime it was created with, and \
+                     {engine} exec into one made so has eatmydata too. '{}' runs as asked.",
+                    verb.to_string_lossy()
+                ),
+            );
         }
     };
     let runtime = match (call.client, &facts.runtime) {
-        (Client::Docker, _) if facts.registered => "--runtime=eatmydata".to_owned(),
+        (Client::Docker, _) if facts.docker.registered => "--runtime=eatmydata".to_owned(),
         (Client::Docker, _) => {
-            return unchanged(format!(
-                "docker starts the container in its daemon, which eatmydata cannot reach from \
-                 the client: {register} docker, then restart dockerd), and eatmydata docker run \
-                 adds --runtime=eatmydata itself; or mount the library (docs/containers.md). \
-                 {as_asked}"
-            ));
+            return unchanged(
+                args,
+                format!(
+                    "docker starts the container in its daemon, which eatmydata cannot reach \
+                     from the client: {register}, then reload dockerd), and eatmydata \
+                     docker run adds --runtime=eatmydata itself; or mount the library \
+                     (docs/containers.md). {AS_ASKED}"
+                ),
+            );
         }
-        (Client::Podman, _)
-            if call.globals.iter().any(|g| {
-                PODMAN_REMOTE
-                    .iter()
-                    .any(|r| g.as_bytes().split(|&b| b == b'=').next() == Some(r.as_bytes()))
-            }) =>
-        {
-            return unchanged(format!(
-                "podman talks to a service elsewhere here, whose runtime eatmydata cannot name: \
-                 {register} podman) there and pass --runtime=eatmydata. {as_asked}"
-            ));
+        (Client::Podman, _) if podman_remote(&call.globals) => {
+            return unchanged(
+                args,
+                format!(
+                    "podman talks to a service elsewhere here, whose runtime eatmydata cannot \
+                     name: {register}) there and pass --runtime=eatmydata. {AS_ASKED}"
+                ),
+            );
         }
         (_, Some(path)) => format!("--runtime={}", path.display()),
-        (_, None) => {
-            return unchanged(format!(
-                "{engine} needs eatmydata-runtime, which is neither beside eatmydata nor in \
-                 PATH: make it beside the command, a link to eatmydata named so (ln -s eatmydata \
-                 eatmydata-runtime; scripts/install.sh and the packages do). {as_asked}"
-            ));
-        }
+        (_, None) => return unchanged(args, missing_runtime(engine)),
     };
     let verb = args[start].to_string_lossy().into_owned();
-    let mut args = args.to_vec();
-    args.insert(start + 1, runtime.clone().into());
-    Outcome {
-        args,
-        notice: None,
-        inserted: Some(format!(
-            "running {engine} with {runtime} inserted after '{verb}'"
-        )),
-    }
+    let said = format!("running {engine} with {runtime} inserted after '{verb}'");
+    inserted(args, start + 1, runtime, said)
+}
+
+/// The note for podman or nerdctl when `eatmydata-runtime` is nowhere.
+fn missing_runtime(engine: &str) -> String {
+    format!(
+        "{engine} needs eatmydata-runtime, which is neither beside eatmydata nor in PATH: make \
+         it beside the command, a link to eatmydata named so (ln -s eatmydata \
+         eatmydata-runtime; scripts/install.sh and the packages do). {AS_ASKED}"
+    )
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 
 use crate::{error, exec, library, search};
 use bundle::Problem;
+pub use configure::REGISTERED;
 use verbs::{Line, Verb};
 
 /// Our option naming the real runtime.

@@ -50,8 +50,13 @@ fn the_verb_is_found_past_global_options() {
     );
     assert_eq!(call("docker", "compose up").unwrap().verb, Verb::Compose);
     assert_eq!(call("docker-compose", "up -d").unwrap().verb, Verb::Compose);
-    assert_eq!(call("podman", "build -t x .").unwrap().verb, Verb::Build);
-    assert_eq!(call("docker", "image build .").unwrap().verb, Verb::Build);
+    let build = Verb::Build { buildx: false };
+    assert_eq!(call("podman", "build -t x .").unwrap().verb, build);
+    assert_eq!(call("docker", "image build .").unwrap().verb, build);
+    assert_eq!(
+        call("docker", "buildx build .").unwrap().verb,
+        Verb::Build { buildx: true }
+    );
     assert_eq!(
         call("docker", "exec c sh").unwrap().verb,
         Verb::Other("exec".into())
@@ -84,8 +89,11 @@ fn decided(command: &str, line: &str, facts: Facts) -> Outcome {
 #[test]
 fn docker_gets_the_registered_runtime_or_a_note() {
     let registered = Facts {
-        registered: true,
-        runtime: None,
+        docker: DockerRuntimes {
+            registered: true,
+            default: false,
+        },
+        ..Facts::default()
     };
     let outcome = decided("docker", "-H unix:///s run --rm img", registered);
     assert_eq!(
@@ -102,8 +110,8 @@ fn docker_gets_the_registered_runtime_or_a_note() {
     );
     assert!(notice.ends_with("without eatmydata."), "{notice}");
     let linked = Facts {
-        registered: false,
         runtime: Some("/usr/bin/eatmydata-runtime".into()),
+        ..Facts::default()
     };
     let notice = decided("docker", "run --rm img", linked).notice.unwrap();
     assert!(
@@ -115,8 +123,8 @@ fn docker_gets_the_registered_runtime_or_a_note() {
 #[test]
 fn podman_and_nerdctl_get_the_runtimes_path() {
     let facts = || Facts {
-        registered: false,
         runtime: Some("/usr/bin/eatmydata-runtime".into()),
+        ..Facts::default()
     };
     let podman = decided("podman", "run --rm img", facts());
     assert_eq!(
@@ -142,6 +150,12 @@ fn what_cannot_be_inserted_is_said() {
         ("podman-compose", "up", "configure podman"),
         ("docker", "build .", "RUN eatmydata"),
         (
+            "nerdctl",
+            "build .",
+            "--oci-worker-binary=eatmydata-runtime",
+        ),
+        ("podman", "build .", "neither beside eatmydata nor in PATH"),
+        (
             "docker",
             "exec c sh",
             "keeps the runtime it was created with",
@@ -159,4 +173,116 @@ fn what_cannot_be_inserted_is_said() {
         (ours.notice, ours.args),
         (None, strings("run --runtime=eatmydata img"))
     );
+}
+
+/// Facts of a docker daemon whose default runtime is eatmydata (as
+/// `configure docker --default` makes it), or only registered.
+fn daemon(default: bool, legacy_builder: bool) -> Facts {
+    Facts {
+        docker: DockerRuntimes {
+            registered: true,
+            default,
+        },
+        legacy_builder,
+        runtime: Some("/usr/bin/eatmydata-runtime".into()),
+    }
+}
+
+#[test]
+fn build_notes_say_what_reaches_the_runtime() {
+    // Never that builds take no runtime: the legacy builder and podman's
+    // take the default one, BuildKit its variable's.
+    for (line, facts) in [
+        ("build .", daemon(false, false)),
+        ("build .", daemon(false, true)),
+        ("build .", daemon(true, false)),
+        ("buildx build .", daemon(true, true)),
+    ] {
+        let notice = decided("docker", line, facts).notice.unwrap();
+        assert!(!notice.contains("no OCI runtime"), "{notice}");
+        assert!(notice.contains("DOCKER_BUILDKIT_RUNC_COMMAND"), "{notice}");
+        assert!(notice.contains("DOCKER_BUILDKIT=0"), "{notice}");
+    }
+    let unset = decided("docker", "build .", daemon(false, true)).notice;
+    assert!(unset.unwrap().contains("docker --default sets both"));
+    // The legacy builder on a daemon whose default is eatmydata: reached.
+    let legacy = decided("docker", "-H unix:///s build -t x .", daemon(true, true));
+    assert_eq!(legacy.notice, None);
+    assert_eq!(legacy.args, strings("-H unix:///s build -t x ."));
+    // BuildKit there: reached only through dockerd's environment.
+    let buildkit = decided("docker", "build .", daemon(true, false)).notice;
+    assert!(
+        buildkit
+            .unwrap()
+            .starts_with("BuildKit runs RUN steps with its own runc")
+    );
+}
+
+#[test]
+fn podman_build_gets_the_runtimes_path_before_the_verb() {
+    let facts = || daemon(false, false);
+    let build = decided("podman", "--root /r build -t x .", facts());
+    assert_eq!(
+        build.args,
+        strings("--root /r --runtime=/usr/bin/eatmydata-runtime build -t x .")
+    );
+    assert_eq!(build.notice, None);
+    let image = decided("podman", "image build .", facts());
+    assert_eq!(
+        image.args,
+        strings("--runtime=/usr/bin/eatmydata-runtime image build .")
+    );
+    let remote = decided("podman", "--remote build .", facts());
+    assert_eq!(remote.args, strings("--remote build ."));
+    assert!(remote.notice.unwrap().contains("podman --default there"));
+}
+
+#[test]
+fn compose_on_a_daemon_whose_default_is_eatmydata_says_nothing() {
+    for (command, line) in [("docker", "compose up"), ("docker-compose", "up -d")] {
+        let outcome = decided(command, line, daemon(true, false));
+        assert_eq!((outcome.notice, outcome.args), (None, strings(line)));
+        let registered = decided(command, line, daemon(false, false));
+        assert!(registered.notice.unwrap().contains("runtime: eatmydata"));
+    }
+    // podman-compose: docker's daemon says nothing of podman's runtime.
+    let podman = decided("podman-compose", "up", daemon(true, false));
+    assert!(podman.notice.is_some());
+}
+
+#[test]
+fn docker_info_is_read_for_the_runtimes_and_the_default() {
+    let info = br#"{"runtimes":{"eatmydata":{"path":"/usr/bin/eatmydata-runtime"},"runc":{"path":"runc"}},"default":"eatmydata"}"#;
+    assert_eq!(
+        read_runtimes(info),
+        DockerRuntimes {
+            registered: true,
+            default: true
+        }
+    );
+    let plain = br#"{"runtimes":{"runc":{"path":"runc"}},"default":"runc"}"#;
+    assert_eq!(read_runtimes(plain), DockerRuntimes::default());
+    let registered = br#"{"runtimes":{"eatmydata":{}},"default":"runc"}"#;
+    assert!(read_runtimes(registered).registered);
+    assert!(!read_runtimes(registered).default);
+    for bad in [
+        &b""[..],
+        b"null",
+        b"[]",
+        b"{\"default\":1}",
+        b"Cannot connect",
+    ] {
+        assert_eq!(read_runtimes(bad), DockerRuntimes::default());
+    }
+}
+
+#[test]
+fn docker_buildkit_is_read_as_docker_reads_it() {
+    for off in ["0", "false", "FALSE", "False", "f", "F"] {
+        assert!(legacy_builder(Some(OsStr::new(off))), "{off}");
+    }
+    for on in ["1", "true", "", "no", "off"] {
+        assert!(!legacy_builder(Some(OsStr::new(on))), "{on}");
+    }
+    assert!(!legacy_builder(None));
 }

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::{DAEMON_JSON, configure_ok};
-use crate::common::{TempDir, wait_until};
+use crate::common::{TempDir, probe, wait_until};
 use crate::containers::{MOUNTED, daemon};
 
 /// A dockerd of the test's own (see [`daemon::Dockerd`]) on the
@@ -202,4 +202,155 @@ fn a_docker_container_runs_through_the_default_and_the_real_runtime_it_names() {
             real.display()
         );
     }
+}
+
+/// `docker inspect --format FORMAT NAME`, trimmed.
+fn inspect(dockerd: &Dockerd, name: &str, format: &str) -> String {
+    let said = dockerd.docker(&["inspect", "--format", format, name], Stdio::null());
+    said.trim().to_owned()
+}
+
+/// Waits until the daemon's default runtime is `runtime` (a reload is
+/// read in the background).
+fn wait_default(dockerd: &mut Dockerd, runtime: &str) {
+    wait_until(
+        &format!("dockerd's default runtime is {runtime}"),
+        Duration::from_secs(30),
+        || {
+            let info = dockerd.info("{{.DefaultRuntime}} {{json .Runtimes}}");
+            info.starts_with(&format!("{runtime} "))
+        },
+    );
+}
+
+#[test]
+fn on_and_off_by_reload_with_nothing_stopped() {
+    let dir = TempDir::new("configure-reload");
+    let root = super::show_args_root(dir.path());
+    fs::copy(probe("hold", &["-static"]), root.join("hold")).unwrap();
+    let config = dir.join("daemon.json");
+    let original = DAEMON_JSON.replace(
+        "\"storage-driver\": \"overlay2\"",
+        "\"log-level\": \"warn\"",
+    );
+    fs::write(&config, &original).unwrap();
+    let mut dockerd = Dockerd::start(&dir.join("dockerd"), &config);
+    let pid_file = dir.join("dockerd/dockerd.pid");
+    let pid = dockerd.dockerd.daemon.pid();
+    wait_default(&mut dockerd, "runc");
+    let mut tar = Command::new("tar")
+        .arg("-C")
+        .arg(&root)
+        .args(["-c", "."])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let image = tar.stdout.take().unwrap();
+    let tag = "eatmydata-configure-reload";
+    dockerd.docker(&["import", "-", tag], image.into());
+    assert!(tar.wait().unwrap().success());
+    // A container running before, under runc: it is to run throughout.
+    let run = [
+        "run",
+        "-d",
+        "-i",
+        "--network=none",
+        "--name",
+        "before",
+        tag,
+        "/hold",
+    ];
+    dockerd.docker(&run, Stdio::null());
+    let before = inspect(&dockerd, "before", "{{.State.Pid}}");
+
+    let runtime = super::runtime_in(dir.path());
+    let common = [
+        "docker",
+        "--config",
+        config.to_str().unwrap(),
+        "--pid-file",
+        pid_file.to_str().unwrap(),
+    ];
+    let on = [
+        &common[..],
+        &["--default", "--docker-version", "20.10.24"],
+        &["--runtime-path", runtime.to_str().unwrap()],
+    ]
+    .concat();
+    let said = configure_ok(dir.path(), &on);
+    assert!(
+        said.contains(&format!("Told dockerd (pid {pid}) to reload (SIGHUP)")),
+        "{said}"
+    );
+    wait_default(&mut dockerd, "eatmydata");
+    assert_eq!(dockerd.dockerd.daemon.pid(), pid);
+    assert_eq!(inspect(&dockerd, "before", "{{.State.Pid}}"), before);
+    // A new container runs under the runtime; one is kept, made with it.
+    let eaten = dockerd.docker(
+        &["run", "--rm", "--network=none", tag, "/show_args"],
+        Stdio::null(),
+    );
+    assert!(eaten.contains(&format!("\npreload {MOUNTED}\n")), "{eaten}");
+    let create = [
+        "create",
+        "--network=none",
+        "--name",
+        "made",
+        tag,
+        "/show_args",
+    ];
+    dockerd.docker(&create, Stdio::null());
+    assert_eq!(
+        inspect(&dockerd, "made", "{{.HostConfig.Runtime}}"),
+        "eatmydata"
+    );
+
+    let off = [&common[..], &["--remove"]].concat();
+    let said = configure_ok(dir.path(), &off);
+    assert!(
+        said.contains("Kept runtimes.eatmydata as an alias of runc") && said.contains("(made)"),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("Told dockerd (pid {pid}) to reload")),
+        "{said}"
+    );
+    wait_default(&mut dockerd, "runc");
+    // The file is the original, but for runc as the default (dockerd
+    // keeps a missing key) and the alias while `made` exists.
+    let kept: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&config).unwrap()).unwrap();
+    let mut expected: serde_json::Value = serde_json::from_str(&original).unwrap();
+    expected["default-runtime"] = "runc".into();
+    expected["runtimes"]["eatmydata"] = serde_json::json!({"path": "runc"});
+    assert_eq!(kept, expected);
+    // The container made under the runtime starts, now under runc.
+    let started = dockerd.docker(&["start", "-a", "made"], Stdio::null());
+    assert!(started.contains("\npreload (unset)\n"), "{started}");
+    assert_eq!(inspect(&dockerd, "before", "{{.State.Pid}}"), before);
+    // A second removal changes nothing while `made` is there.
+    let text = fs::read_to_string(&config).unwrap();
+    let again = configure_ok(dir.path(), &off);
+    assert!(again.contains("nothing changed"), "{again}");
+    assert!(!again.contains("Told dockerd"), "{again}");
+    assert_eq!(fs::read_to_string(&config).unwrap(), text);
+    // Once it is gone, the alias goes too, and the file is the original
+    // byte for byte but for the default.
+    dockerd.docker(&["rm", "made"], Stdio::null());
+    configure_ok(dir.path(), &off);
+    assert_eq!(
+        fs::read_to_string(&config).unwrap(),
+        original.replace(
+            "\"log-level\": \"warn\"\n",
+            "\"log-level\": \"warn\",\n    \"default-runtime\": \"runc\"\n"
+        )
+    );
+    wait_until(
+        "dockerd lists no eatmydata",
+        Duration::from_secs(30),
+        || !dockerd.info("{{json .Runtimes}}").contains("eatmydata"),
+    );
+    assert_eq!(dockerd.dockerd.daemon.pid(), pid);
+    assert_eq!(inspect(&dockerd, "before", "{{.State.Pid}}"), before);
+    dockerd.docker(&["kill", "before"], Stdio::null());
 }

@@ -21,6 +21,7 @@ pub fn register(request: &Request) -> Result<(), Error> {
         real: request.real_runtime.clone(),
     };
     let old = file::read(&config)?;
+    place_library(request, &runtime);
     let text = old.as_deref().unwrap_or("");
     let new = request
         .engine
@@ -57,6 +58,7 @@ pub fn remove(request: &Request) -> Result<(), Error> {
     let unchanged = format!("holds no registration of {REGISTERED} to take back");
     let changed = apply(request, &config, old.as_deref(), new.as_deref(), &unchanged)?;
     let drop_in = request.engine == Engine::Docker && buildkit_off(request)?;
+    library_left();
     if (changed || drop_in) && request.dry_run {
         println!("Dry run: nothing written.");
     } else if changed {
@@ -180,6 +182,51 @@ fn still_used(request: &Request, config: &Path, text: &str) -> bool {
             );
             true
         }
+    }
+}
+
+/// Places the library for the runtime at `runtime` (decision D1: a
+/// root-owned copy beside the command, which the runtime then uses), or
+/// says why not: the runtime places it itself when it runs as root and
+/// finds it missing, and without it a container's syncs are still eaten
+/// by the seccomp rules.
+fn place_library(request: &Request, runtime: &Path) {
+    if runtime.symlink_metadata().is_err() {
+        println!(
+            "Note: no library placed: {} is not there yet.",
+            runtime.display()
+        );
+        return;
+    }
+    let command = fs::canonicalize(runtime).unwrap_or_else(|_| runtime.to_owned());
+    let placed = crate::library::placed_path(&command);
+    if request.dry_run {
+        if !placed.exists() {
+            println!("Would place the library at {}.", placed.display());
+        }
+        return;
+    }
+    let existed = placed.exists();
+    match crate::library::place(Path::new("/"), &command) {
+        Ok(path) if !existed => println!("Placed the library at {}.", path.display()),
+        Ok(_) => {}
+        Err(error) => println!("Note: {error}"),
+    }
+}
+
+/// Says that the placed library stays: the registrations of other
+/// engines, and containers still running, may use it.
+fn library_left() {
+    let Some(command) = crate::library::this_program() else {
+        return;
+    };
+    let placed = crate::library::placed_path(&command);
+    if placed.exists() {
+        println!(
+            "The library stays at {}: another engine's registration, or a container \
+             still running, may use it.",
+            placed.display()
+        );
     }
 }
 

@@ -9,6 +9,7 @@ use std::process::{Command, Output, Stdio};
 
 use crate::common::{TempDir, command, probe};
 
+mod buildkit; // docker --default on Docker 26: BuildKit's drop-in, read by systemd; --remove takes it
 mod dockerd; // a dockerd of the tests' own lists the runtime and runs a container through it
 mod engines; // containerd and podman read the runtime it registered
 mod files; // dry runs, files it cannot parse, missing files, the link, bad usage
@@ -136,6 +137,10 @@ fn the_runtimes_help_names_configure_and_its_own_options() {
     let configure = configure_ok(dir.path(), &["--help"]);
     for option in [
         "--default",
+        "--remove",
+        "--pid-file",
+        "--docker-version",
+        "--systemd-dir",
         "--dry-run",
         "--config",
         "--runtime-path",

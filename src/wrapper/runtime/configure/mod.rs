@@ -16,7 +16,7 @@ pub(crate) mod docker;
 mod error;
 mod file;
 mod flow;
-mod inuse;
+pub(crate) mod inuse;
 mod json;
 mod podman;
 mod program;

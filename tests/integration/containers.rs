@@ -14,12 +14,14 @@ use std::process::{Command, Output, Stdio};
 use crate::common::{TempDir, musl_root};
 use crate::loopfs::LoopFs;
 
+mod builds; // Dockerfiles whose RUN steps sync, built by BuildKit, the legacy builder and podman
 mod cases; // what every engine runs: servers, programs, the off switch, beside runc
 mod client; // eatmydata podman run and eatmydata docker run, as typed
 mod containerd; // containerd of the tests' own, the runtime as the shim's BinaryName (ctr run)
 mod cri; // containerd's CRI plugin: the runtime as a RuntimeClass handler, pods run by cri.py
 pub mod daemon; // dockerd and containerd stopped by pid, their folders under /run, store locks
 mod docker; // dockerd of the tests' own, the runtime registered as eatmydata
+mod docker26; // Docker 26 from a Debian 13 root, dockerd chrooted in a mount namespace of its own
 mod dockerfile; // the Dockerfile recipe: the static command copied in, dpkg's syncs eaten
 mod engine; // the runtime under test and its registration, the engine interface, the flush oracle
 mod image; // the engines' Debian image with servers and probes, made offline once

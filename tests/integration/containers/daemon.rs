@@ -103,8 +103,28 @@ impl Dockerd {
         exec_root: &Path,
         containerd: Option<&Path>,
     ) -> Dockerd {
+        Dockerd::start_with(
+            Command::new("dockerd"),
+            dir,
+            config,
+            data_root,
+            exec_root,
+            containerd,
+        )
+    }
+
+    /// The same with `dockerd`, a command that runs a dockerd with the
+    /// arguments it is given (another Docker's, in a root of its own: see
+    /// `docker26.rs`); the paths are the same for it as here.
+    pub fn start_with(
+        mut dockerd: Command,
+        dir: &Path,
+        config: &Path,
+        data_root: &Path,
+        exec_root: &Path,
+        containerd: Option<&Path>,
+    ) -> Dockerd {
         let socket = dir.join("docker.sock");
-        let mut dockerd = Command::new("dockerd");
         dockerd
             .args([
                 "--bridge=none",

@@ -34,12 +34,24 @@ pub fn runtime() -> PathBuf {
 /// Registers the runtime with `engine` in its config file `config`, as a
 /// user does: `eatmydata-runtime configure ENGINE --config FILE`.
 pub fn register(engine: &str, config: &Path) {
-    let runtime = runtime();
-    let output = Command::new(&runtime)
+    register_as(engine, config, &runtime(), &[]);
+}
+
+/// The same with `--default`: eatmydata the default runtime of every
+/// container (and build) of the engine.
+pub fn register_default(engine: &str, config: &Path) {
+    register_as(engine, config, &runtime(), &["--default"]);
+}
+
+/// `eatmydata-runtime configure ENGINE --config FILE OPTIONS`, naming the
+/// runtime at `runtime` (a link to the command, or a bind of its folder).
+pub fn register_as(engine: &str, config: &Path, runtime: &Path, options: &[&str]) {
+    let output = Command::new(runtime)
         .args(["configure", engine, "--config"])
         .arg(config)
         .arg("--runtime-path")
-        .arg(&runtime)
+        .arg(runtime)
+        .args(options)
         .output()
         .expect("run eatmydata-runtime configure");
     assert!(

@@ -1,0 +1,172 @@
+//! Docker 26, the first whose BuildKit takes its runc from
+//! `DOCKER_BUILDKIT_RUNC_COMMAND`, beside this machine's Debian 12 Docker:
+//! Debian 13's `docker.io` in a trixie root from `scripts/debian-rootfs`
+//! (made once, about two minutes, and kept under /var/tmp under a name
+//! that lists its packages), dockerd chrooted there inside a mount
+//! namespace of its own (`unshare -m`) with /proc, /sys and /dev bound in.
+//! The test's folder under /run (config, socket, pid file, exec root, the
+//! data root and the runtime, each bound there) is bound in at the same
+//! path, so that every path means the same to dockerd and to the test.
+//! The host's docker client gets BuildKit from trixie's `docker-buildx`,
+//! linked into the `cli-plugins` of a `DOCKER_CONFIG` of the test's own.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use super::daemon::{Dockerd, RunDir};
+use super::engine::{register_as, runtime};
+
+/// What the trixie root holds besides minbase (its cache's name lists them).
+const PACKAGES: &str = "containerd,docker-buildx,docker-cli,docker.io,runc";
+
+/// Binds the root onto itself (runc's pivot_root needs a mount point),
+/// the host's /proc, /sys and /dev into it, a tmpfs on its /run and the
+/// test's folder at its own path there; then runs the rest of the line in
+/// the root. The mounts end with the namespace, when dockerd and what it
+/// started have ended.
+const ENTER: &str = r#"set -e
+root=$1 dir=$2
+shift 2
+chmod 0755 "$root"
+mount --bind "$root" "$root"
+for fs in proc sys dev; do mount --rbind "/$fs" "$root/$fs"; done
+mount -t tmpfs -o mode=0755 tmpfs "$root/run"
+mkdir -p "$root$dir"
+mount --rbind "$dir" "$root$dir"
+exec chroot "$root" "$@""#;
+
+/// The trixie root with Docker 26, made once per content.
+pub fn trixie_root() -> &'static Path {
+    static MADE: OnceLock<PathBuf> = OnceLock::new();
+    MADE.get_or_init(|| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/debian-rootfs");
+        let output = Command::new(script)
+            .args(["--suite", "trixie", "--include", PACKAGES, "none"])
+            .output()
+            .expect("run debian-rootfs");
+        assert!(
+            output.status.success(),
+            "debian-rootfs trixie: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        PathBuf::from(String::from_utf8_lossy(&output.stdout).trim())
+    })
+}
+
+/// Which runtime the daemon's containers and builds get.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Runtime {
+    /// runc, as installed.
+    Plain,
+    /// eatmydata, as `configure docker --default` registers it on Docker 26:
+    /// `default-runtime` in daemon.json, and `DOCKER_BUILDKIT_RUNC_COMMAND`
+    /// in dockerd's environment (the systemd drop-in's line).
+    Default,
+}
+
+/// A Docker 26 dockerd of the test's own; stopped when dropped.
+pub struct Docker26 {
+    // Dropped in this order: dockerd, then the folder and its binds.
+    dockerd: Dockerd,
+    dir: RunDir,
+}
+
+impl Docker26 {
+    /// Starts one whose data root is `data` (a loop device's file system,
+    /// say), its containers under `runtime`.
+    pub fn start(label: &str, data: &Path, runtime: Runtime) -> Docker26 {
+        let root = trixie_root();
+        let dir = RunDir::new(label);
+        let bound_data = dir.join("data");
+        bind(data, &bound_data, false);
+        // The runtime and the library beside it, read-only, as dockerd
+        // sees them.
+        let bin = dir.join("bin");
+        let command = self::runtime();
+        bind(command.parent().unwrap(), &bin, true);
+        let ours = bin.join(command.file_name().unwrap());
+        let config = dir.join("daemon.json");
+        fs::write(&config, "{}\n").expect("write daemon.json");
+        let mut dockerd = Command::new("unshare");
+        dockerd
+            .args(["-m", "sh", "-c", ENTER, "enter"])
+            .arg(root)
+            .arg(dir.path())
+            .arg("dockerd");
+        if runtime == Runtime::Default {
+            register_as("docker", &config, &ours, &["--default"]);
+            dockerd.env("DOCKER_BUILDKIT_RUNC_COMMAND", &ours);
+        }
+        let client = dir.join("client/cli-plugins");
+        fs::create_dir_all(&client).expect("make the client's folder");
+        std::os::unix::fs::symlink(
+            root.join("usr/libexec/docker/cli-plugins/docker-buildx"),
+            client.join("docker-buildx"),
+        )
+        .expect("link docker-buildx");
+        let dockerd = Dockerd::start_with(
+            dockerd,
+            dir.path(),
+            &config,
+            &bound_data,
+            &dir.join("exec"),
+            None,
+        );
+        Docker26 { dockerd, dir }
+    }
+
+    /// `docker` on this daemon, with BuildKit's plugin.
+    pub fn docker(&self) -> Command {
+        let mut docker = self.dockerd.docker();
+        docker.env("DOCKER_CONFIG", self.dir.join("client"));
+        docker
+    }
+
+    /// `eatmydata docker` on this daemon, as a user types it.
+    pub fn eatmydata_docker(&self) -> Command {
+        let mut docker = Command::new(crate::common::command());
+        docker
+            .arg("docker")
+            .arg("-H")
+            .arg(format!("unix://{}", self.dockerd.socket.display()))
+            .env("DOCKER_CONFIG", self.dir.join("client"))
+            .stdin(std::process::Stdio::null());
+        docker
+    }
+
+    /// `docker args`, asserting success; its stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let output = self.docker().args(args).output().expect("run docker");
+        assert!(
+            output.status.success(),
+            "docker {args:?}: {}\n{}",
+            String::from_utf8_lossy(&output.stderr),
+            self.dockerd.daemon.log_text()
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// The end of dockerd's log, for a failure's message.
+    pub fn log(&self) -> String {
+        self.dockerd.daemon.log_text()
+    }
+}
+
+/// Binds `from` at `to` (made), read-only if asked; `RunDir` undoes it.
+fn bind(from: &Path, to: &Path, read_only: bool) {
+    fs::create_dir_all(to).expect("make a mount point");
+    let mut mount = Command::new("mount");
+    mount.arg("--bind");
+    if read_only {
+        mount.args(["-o", "ro"]);
+    }
+    let status = mount.arg(from).arg(to).status().expect("run mount");
+    assert!(
+        status.success(),
+        "bind {} at {}",
+        from.display(),
+        to.display()
+    );
+}

@@ -17,6 +17,7 @@ mod planted; // a link, someone else's file, other bytes, someone else's folder:
 mod root; // root: the placed copy beside the command, never a shared temporary folder
 mod rootless; // uid 0 of a user namespace: the user's placed copy, nothing in /tmp
 mod squatted; // eatmydata-<uid> taken in /tmp, /var/tmp and /dev/shm: a private folder
+mod swapped; // renameat2(RENAME_EXCHANGE) in a loop in a folder of nobody's: never their library
 mod unwritable; // read-only, full, noexec places: exit 125, and why each was passed over
 
 /// A user who is not root, the caller of the tests of the temporary places.

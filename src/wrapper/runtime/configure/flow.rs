@@ -7,9 +7,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::args::Request;
+use super::program::{library_left, place_library, runtime_path};
 use super::reload::{self, Dockerd, Reloaded};
-use super::{Engine, Error, REGISTERED, RUNTIME_FILE, Want};
-use super::{buildkit, config_of, docker, file, inuse, program};
+use super::{Engine, Error, REGISTERED, Want};
+use super::{buildkit, config_of, docker, file, inuse};
 
 /// `configure ENGINE [--default] ...`.
 pub fn register(request: &Request) -> Result<(), Error> {
@@ -185,51 +186,6 @@ fn still_used(request: &Request, config: &Path, text: &str) -> bool {
     }
 }
 
-/// Places the library for the runtime at `runtime` (decision D1: a
-/// root-owned copy beside the command, which the runtime then uses), or
-/// says why not: the runtime places it itself when it runs as root and
-/// finds it missing, and without it a container's syncs are still eaten
-/// by the seccomp rules.
-fn place_library(request: &Request, runtime: &Path) {
-    if runtime.symlink_metadata().is_err() {
-        println!(
-            "Note: no library placed: {} is not there yet.",
-            runtime.display()
-        );
-        return;
-    }
-    let command = fs::canonicalize(runtime).unwrap_or_else(|_| runtime.to_owned());
-    let placed = crate::library::placed_path(&command);
-    if request.dry_run {
-        if !placed.exists() {
-            println!("Would place the library at {}.", placed.display());
-        }
-        return;
-    }
-    let existed = placed.exists();
-    match crate::library::place(Path::new("/"), &command) {
-        Ok(path) if !existed => println!("Placed the library at {}.", path.display()),
-        Ok(_) => {}
-        Err(error) => println!("Note: {error}"),
-    }
-}
-
-/// Says that the placed library stays: the registrations of other
-/// engines, and containers still running, may use it.
-fn library_left() {
-    let Some(command) = crate::library::this_program() else {
-        return;
-    };
-    let placed = crate::library::placed_path(&command);
-    if placed.exists() {
-        println!(
-            "The library stays at {}: another engine's registration, or a container \
-             still running, may use it.",
-            placed.display()
-        );
-    }
-}
-
 /// With `docker --default`: the drop-in that sends BuildKit's RUN steps
 /// through the runtime at `runtime`, where Docker reads it; whether it
 /// changes.
@@ -297,55 +253,4 @@ fn buildkit_off(request: &Request) -> Result<bool, Error> {
         buildkit::VARIABLE
     );
     Ok(true)
-}
-
-/// The `eatmydata-runtime` the engine is to run: `--runtime-path`, or the
-/// one beside the running command, made as a link to it when missing
-/// (said, and not in a dry run); either checked to be this command.
-fn runtime_path(request: &Request) -> Result<PathBuf, Error> {
-    let Some(exe) = crate::library::this_program() else {
-        return Err(Error::Usage(
-            "configure: cannot tell where this command is (no /proc?); give --runtime-path".into(),
-        ));
-    };
-    let checked = |path: PathBuf| match program::check(&path, &exe) {
-        Ok(()) => Ok(path),
-        Err(why) => Err(Error::NotThisProgram { path, why }),
-    };
-    if let Some(path) = &request.runtime_path {
-        if path.symlink_metadata().is_err() {
-            println!("Note: {} does not exist yet.", path.display());
-            return Ok(path.clone());
-        }
-        return checked(path.clone());
-    }
-    let (Some(folder), Some(name)) = (exe.parent(), exe.file_name()) else {
-        return Err(Error::Usage(format!(
-            "configure: cannot tell the folder of {}; give --runtime-path",
-            exe.display()
-        )));
-    };
-    let beside = folder.join(RUNTIME_FILE);
-    if beside.symlink_metadata().is_ok() {
-        return checked(beside);
-    }
-    if request.dry_run {
-        println!(
-            "Would make {}, a link to {}.",
-            beside.display(),
-            Path::new(name).display()
-        );
-        return Ok(beside);
-    }
-    std::os::unix::fs::symlink(name, &beside).map_err(|error| Error::Io {
-        doing: "make the link",
-        path: beside.clone(),
-        error,
-    })?;
-    println!(
-        "Made {}, a link to {}.",
-        beside.display(),
-        Path::new(name).display()
-    );
-    Ok(beside)
 }

@@ -2,11 +2,16 @@
 //! container engine under the name `eatmydata`, as `nvidia-ctk runtime
 //! configure` registers NVIDIA's.
 //!
-//! Each engine's file is edited by a pure function from its text to the
-//! new text (one file per format below); this module picks the file, the
-//! path the engine is to run, and carries the change out: a listing of
-//! what changes, then a replacement in one rename with the old file kept
-//! beside it. A file that says what was asked already is left alone.
+//! Each engine's file is edited by a pair of pure functions from its text
+//! to the new text, one file per format: `register`, and `remove`, which
+//! gives back the bytes `register` took (`Engine::register`,
+//! `Engine::remove`, `Engine::holds_nothing`; the node installer calls
+//! them too, with `reload`). `flow.rs` carries a change out: the runtime
+//! checked to be this command and its library placed (`program.rs`), a
+//! listing of what changes, a replacement in one rename with the old file
+//! kept beside it, BuildKit's drop-in for docker (`buildkit.rs`), then the
+//! engine told to reload (`reload.rs`). A file that says what was asked
+//! already is left alone.
 
 mod args;
 mod buildkit;
@@ -14,7 +19,7 @@ pub(crate) mod containerd;
 pub(crate) mod crio;
 pub(crate) mod docker;
 mod error;
-mod file;
+pub(crate) mod file;
 mod flow;
 pub(crate) mod inuse;
 mod json;

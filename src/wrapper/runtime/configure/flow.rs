@@ -130,7 +130,7 @@ fn apply(
 /// what to do; then `how` containers reach the runtime.
 fn tell_reload(request: &Request, config: &Path, text: &str, how: &str) {
     let pid_file = dockerd_pid_file(request, text);
-    match reload::reload(request.engine, config, &pid_file) {
+    match reload::reload(request.engine, Path::new("/"), config, &pid_file) {
         Reloaded::Signalled(pid) => println!(
             "Told dockerd (pid {pid}) to reload (SIGHUP): it reads {} again, and no \
              container stops. Now {how}.",
@@ -158,7 +158,7 @@ fn still_used(request: &Request, config: &Path, text: &str) -> bool {
     }
     let running = Dockerd::find(&dockerd_pid_file(request, text))
         .ok()
-        .filter(|dockerd| dockerd.reads(config));
+        .filter(|dockerd| dockerd.reads(Path::new("/"), config));
     let data_root = running
         .and_then(|dockerd| dockerd.data_root())
         .or_else(|| docker::setting(text, "data-root").map(PathBuf::from))

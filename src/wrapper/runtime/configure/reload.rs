@@ -117,9 +117,10 @@ impl Dockerd {
         Some(self.cwd.join(named))
     }
 
-    /// Whether dockerd reads `config` (both resolved).
-    pub fn reads(&self, config: &Path) -> bool {
-        let theirs = fs::canonicalize(self.config());
+    /// Whether dockerd reads `config`, a path under `root` ("/", or the
+    /// host's root where a node installer mounts it), both resolved.
+    pub fn reads(&self, root: &Path, config: &Path) -> bool {
+        let theirs = fs::canonicalize(under(root, &self.config()));
         theirs.is_ok() && theirs.ok() == fs::canonicalize(config).ok()
     }
 
@@ -147,6 +148,12 @@ impl Dockerd {
     }
 }
 
+/// `path`, a path of the host, as seen from here when the host's root is
+/// at `root`.
+pub fn under(root: &Path, path: &Path) -> PathBuf {
+    root.join(path.strip_prefix("/").unwrap_or(path))
+}
+
 /// The pid file of the dockerd reading `daemon.json` with `text`: its
 /// `pidfile` setting, else [`DOCKER_PID_FILE`].
 pub fn docker_pid_file(text: &str) -> PathBuf {
@@ -164,10 +171,12 @@ pub enum Reloaded {
 }
 
 /// Tells the engine reading `config` (changed) to read it again, or says
-/// what the user does for it to; `pid_file` is dockerd's.
-pub fn reload(engine: Engine, config: &Path, pid_file: &Path) -> Reloaded {
+/// what the user does for it to; `pid_file` is dockerd's. Both paths as
+/// seen from here, the host's root being at `root` ("/" but for a node
+/// installer, whose `/proc` must be the host's: `--pid=host`).
+pub fn reload(engine: Engine, root: &Path, config: &Path, pid_file: &Path) -> Reloaded {
     match engine {
-        Engine::Docker => reload_dockerd(config, pid_file),
+        Engine::Docker => reload_dockerd(root, config, pid_file),
         Engine::Podman => Reloaded::Yours(
             "podman reads it at its next command; nothing to reload, nothing stopped".into(),
         ),
@@ -188,7 +197,7 @@ pub fn reload(engine: Engine, config: &Path, pid_file: &Path) -> Reloaded {
     }
 }
 
-fn reload_dockerd(config: &Path, pid_file: &Path) -> Reloaded {
+fn reload_dockerd(root: &Path, config: &Path, pid_file: &Path) -> Reloaded {
     let yours = |why: String| {
         Reloaded::Yours(format!(
             "reload dockerd for it to read the change (systemctl reload docker, or \
@@ -200,7 +209,7 @@ fn reload_dockerd(config: &Path, pid_file: &Path) -> Reloaded {
         Ok(dockerd) => dockerd,
         Err(why) => return yours(format!("no dockerd found ({why})")),
     };
-    if !dockerd.reads(config) {
+    if !dockerd.reads(root, config) {
         let theirs = dockerd.config();
         return yours(format!(
             "dockerd {} reads {}, not {}, and was not told",
@@ -247,5 +256,14 @@ mod tests {
             Path::new("/run/d.pid")
         );
         assert_eq!(docker_pid_file("{}"), Path::new(DOCKER_PID_FILE));
+        let host = Path::new("/host");
+        assert_eq!(
+            under(host, Path::new(DOCKER_CONFIG)),
+            Path::new("/host/etc/docker/daemon.json")
+        );
+        assert_eq!(
+            under(Path::new("/"), Path::new(DOCKER_CONFIG)),
+            Path::new(DOCKER_CONFIG)
+        );
     }
 }

@@ -10,6 +10,7 @@
 //! The host's docker client gets BuildKit from trixie's `docker-buildx`,
 //! linked into the `cli-plugins` of a `DOCKER_CONFIG` of the test's own.
 
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -96,8 +97,8 @@ impl Docker26 {
             .arg(dir.path())
             .arg("dockerd");
         if runtime == Runtime::Default {
-            register_as("docker", &config, &ours, &["--default"]);
-            dockerd.env("DOCKER_BUILDKIT_RUNC_COMMAND", &ours);
+            let (name, value) = register_default(root, &dir, &config, &ours);
+            dockerd.env(name, value);
         }
         let client = dir.join("client/cli-plugins");
         fs::create_dir_all(&client).expect("make the client's folder");
@@ -152,6 +153,35 @@ impl Docker26 {
     pub fn log(&self) -> String {
         self.dockerd.daemon.log_text()
     }
+}
+
+/// `configure docker --default` on `config` for Docker 26, the runtime at
+/// `ours`: its systemd drop-in written into the test's folder (not the
+/// machine's), its reload aimed at the test's own pid file. Returns the
+/// variable the drop-in sets for dockerd.
+fn register_default(root: &Path, dir: &RunDir, config: &Path, ours: &Path) -> (String, String) {
+    let version = Command::new("chroot")
+        .arg(root)
+        .args(["dockerd", "--version"])
+        .output()
+        .expect("run dockerd --version");
+    let version = String::from_utf8_lossy(&version.stdout).into_owned();
+    let systemd = dir.join("systemd");
+    let mut options: Vec<OsString> = ["--default", "--docker-version", version.trim()]
+        .map(OsString::from)
+        .into();
+    options.extend(["--systemd-dir".into(), systemd.clone().into()]);
+    options.extend(["--pid-file".into(), dir.join("dockerd.pid").into()]);
+    register_as("docker", config, ours, &options);
+    let drop_in = systemd.join("docker.service.d/eatmydata-buildkit.conf");
+    let text = fs::read_to_string(&drop_in).expect("configure's drop-in for Docker 26");
+    let line = text
+        .lines()
+        .find_map(|line| line.strip_prefix("Environment=\""))
+        .and_then(|line| line.strip_suffix('"'))
+        .unwrap_or_else(|| panic!("no Environment= in the drop-in:\n{text}"));
+    let (name, value) = line.split_once('=').unwrap();
+    (name.to_owned(), value.to_owned())
 }
 
 /// Binds `from` at `to` (made), read-only if asked; `RunDir` undoes it.

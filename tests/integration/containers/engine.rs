@@ -34,7 +34,7 @@ pub fn runtime() -> PathBuf {
 /// Registers the runtime with `engine` in its config file `config`, as a
 /// user does: `eatmydata-runtime configure ENGINE --config FILE`.
 pub fn register(engine: &str, config: &Path) {
-    register_as(engine, config, &runtime(), &[]);
+    register_as::<&str>(engine, config, &runtime(), &[]);
 }
 
 /// The same with `--default`: eatmydata the default runtime of every
@@ -45,7 +45,12 @@ pub fn register_default(engine: &str, config: &Path) {
 
 /// `eatmydata-runtime configure ENGINE --config FILE OPTIONS`, naming the
 /// runtime at `runtime` (a link to the command, or a bind of its folder).
-pub fn register_as(engine: &str, config: &Path, runtime: &Path, options: &[&str]) {
+pub fn register_as<S: AsRef<std::ffi::OsStr>>(
+    engine: &str,
+    config: &Path,
+    runtime: &Path,
+    options: &[S],
+) {
     let output = Command::new(runtime)
         .args(["configure", engine, "--config"])
         .arg(config)

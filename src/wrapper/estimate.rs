@@ -21,21 +21,80 @@ use std::time::Duration;
 use crate::mounts::{self, Device, Mount};
 use crate::report::Flushes;
 
+/// One file system where flushes were skipped, with what a flush there
+/// takes now, or why that is not known.
+pub struct Timed {
+    pub count: u64,
+    place: Place,
+    flush: Result<Duration, timing::Untimed>,
+}
+
+impl Timed {
+    /// What one flush there takes now, when one could be timed.
+    pub fn flush(&self) -> Option<Duration> {
+        self.flush.as_ref().ok().copied()
+    }
+
+    /// What the `count` flushes would have taken, when a flush was timed.
+    pub fn saved(&self) -> Option<Duration> {
+        self.flush
+            .as_ref()
+            .ok()
+            .map(|&flush| saved(flush, self.count))
+    }
+
+    /// Its line in a report, after `eatmydata: `.
+    pub fn line(&self) -> String {
+        line(self.count, &self.place, self.flush.as_ref().copied())
+    }
+
+    /// How the file system is named: its mount point and `(TYPE on DEVICE)`.
+    pub fn name(&self) -> &str {
+        &self.place.name
+    }
+}
+
+/// Times a few flushes on each file system of `flushes` where any were
+/// skipped.
+pub fn time(flushes: &Flushes) -> Vec<Timed> {
+    let mounts =
+        mounts::parse(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
+    flushes
+        .on
+        .iter()
+        .filter(|(_, count)| **count > 0)
+        .map(|(&device, &count)| Timed {
+            count,
+            place: Place::of(&mounts, device),
+            flush: timing::time_flushes(&timing::folders(&mounts, device))
+                .and_then(|samples| timing::typical(&samples).ok_or(timing::Untimed::NoFolder)),
+        })
+        .collect()
+}
+
+/// How `device` is named where this process is: `/mnt (ext4 on loop3)`,
+/// or `None` when it is not mounted here.
+pub fn name(mounts: &[Mount], device: Device) -> Option<String> {
+    mounts::find(mounts, device).map(|_| Place::of(mounts, device).name)
+}
+
+/// The note under an estimate: how it was made.
+pub fn how() -> String {
+    format!(
+        "An estimate: {} flushes timed on each file system just now, at the cost of one flush each (a {} KiB page of a scratch file appended and fsynced, or rewritten and fdatasynced: the mean of the two medians), times the count; a program's own flush may carry more or less.",
+        timing::SAMPLES,
+        timing::SIZE / 1024,
+    )
+}
+
 /// The lines that end the report, with the flushes timed now on each file
 /// system of `flushes`; nothing when no flush was skipped.
 pub fn tell(flushes: &Flushes) -> String {
-    let mounts =
-        mounts::parse(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
     let mut out = String::new();
-    let mut estimated = Vec::new();
-    for (&device, &count) in flushes.on.iter().filter(|(_, count)| **count > 0) {
-        let place = Place::of(&mounts, device);
-        let flush = timing::time_flushes(&timing::folders(&mounts, device))
-            .and_then(|samples| timing::typical(&samples).ok_or(timing::Untimed::NoFolder));
-        if let Ok(flush) = flush {
-            estimated.push(saved(flush, count));
-        }
-        out.push_str(&line(count, &place, flush.as_ref().copied()));
+    let timed = time(flushes);
+    let estimated: Vec<Duration> = timed.iter().filter_map(Timed::saved).collect();
+    for one in &timed {
+        out.push_str(&one.line());
     }
     if estimated.len() > 1 {
         let total: Duration = estimated.iter().sum();
@@ -49,12 +108,7 @@ pub fn tell(flushes: &Flushes) -> String {
         );
     }
     if !estimated.is_empty() {
-        let _ = writeln!(
-            out,
-            "  An estimate: {} flushes timed on each file system just now, at the cost of one flush each (a {} KiB page of a scratch file appended and fsynced, or rewritten and fdatasynced: the mean of the two medians), times the count; a program's own flush may carry more or less.",
-            timing::SAMPLES,
-            timing::SIZE / 1024,
-        );
+        let _ = writeln!(out, "  {}", how());
     }
     out
 }
@@ -137,7 +191,7 @@ fn saved(flush: Duration, count: u64) -> Duration {
 }
 
 /// `1 flush`, `7,478 flushes`.
-fn flushes_word(count: u64) -> String {
+pub fn flushes_word(count: u64) -> String {
     let digits = count.to_string();
     let mut grouped = String::new();
     for (at, digit) in digits.chars().enumerate() {
@@ -151,7 +205,7 @@ fn flushes_word(count: u64) -> String {
 
 /// A duration as a person says it: `45 µs`, `1.3 ms`, `240 ms`, `9.7 s`,
 /// `42 s`, `12 min`, `1.5 h`.
-fn duration(time: Duration) -> String {
+pub fn duration(time: Duration) -> String {
     let seconds = time.as_secs_f64();
     match seconds {
         s if s < 0.001 => format!("{} µs", time.as_micros().max(1)),

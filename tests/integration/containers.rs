@@ -14,6 +14,7 @@ use std::process::{Command, Output, Stdio};
 use crate::common::{TempDir, musl_root};
 use crate::loopfs::LoopFs;
 
+mod account; // the account of what the runtime saved: many containers, garbage, a torn record
 mod builds; // Dockerfiles whose RUN steps sync, built by BuildKit, the legacy builder and podman
 mod cases; // what every engine runs: servers, programs, the off switch, beside runc
 mod client; // eatmydata podman run and eatmydata docker run, as typed

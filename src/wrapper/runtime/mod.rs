@@ -16,8 +16,10 @@
 //! `eatmydata-runtime configure ENGINE ...` registers the runtime
 //! (`configure/`).
 
+mod account;
 mod bundle;
 mod configure;
+mod edit;
 mod env;
 mod help;
 mod log;
@@ -121,6 +123,9 @@ pub fn main(argv: Vec<OsString>) -> std::ffi::c_int {
     if args.peek().is_some_and(|a| a == "configure") {
         return configure::run(args.skip(1).collect());
     }
+    if args.peek().is_some_and(|a| a == "report") {
+        return account::report(args.skip(1).collect());
+    }
     if args.peek().is_some_and(|a| a == "--help" || a == "-h") {
         print!("{}", help::text());
         return 0;
@@ -197,6 +202,7 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
                 Some(config) => bundle.join(config),
                 None => bundle.join("config.json"),
             };
+            let mut account_said = String::new();
             let done = edit(&path, |value| {
                 if let Some(why) = spec::off(value) {
                     return Ok(spec::Done::Off(why));
@@ -205,9 +211,21 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
                 let library = library::locate_for(library::Caller::Runtime)
                     .map_err(Failure::Command)?
                     .path;
-                spec::edit_config(value, &library).map_err(|why| Failure::Edit(path.clone(), why))
+                let done = spec::edit_config(value, &library)
+                    .map_err(|why| Failure::Edit(path.clone(), why))?;
+                let state = state::root_of(&runtime, root.as_deref());
+                account_said = account::at_create(value, id.as_deref(), &state);
+                Ok(done)
             })?;
             say(log, id.as_deref(), &done);
+            if !account_said.is_empty() {
+                let id = id.as_deref().unwrap_or_default().to_string_lossy();
+                log::say(
+                    log,
+                    log::Level::Info,
+                    &format!("eatmydata: {id}: {account_said}"),
+                );
+            }
         }
         Verb::Exec {
             process: Some(process),
@@ -215,13 +233,31 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
         } => {
             let id_os = id.clone().unwrap_or_default();
             let mounted = state::has_library(&runtime, root.as_deref(), &id_os);
+            let config = state::config(&runtime, root.as_deref(), &id_os);
+            let mounted = mounted || config.as_ref().is_some_and(spec::has_library);
+            let reported = config.as_ref().is_some_and(edit::account::has_report);
             let done = edit(&process, |value| {
-                spec::edit_process(value, mounted)
-                    .map_err(|why| Failure::Edit(process.clone(), why))
+                let done = spec::edit_process(value, mounted)
+                    .map_err(|why| Failure::Edit(process.clone(), why))?;
+                if reported && matches!(done, spec::Done::Applied { .. }) {
+                    let env = value
+                        .get_mut("env")
+                        .and_then(serde_json::Value::as_array_mut);
+                    env.into_iter().for_each(edit::account::name_report);
+                }
+                Ok(done)
             })?;
             say(log, id.as_deref(), &done);
         }
-        Verb::Exec { process: None, .. } | Verb::Other => {}
+        Verb::Delete { id: Some(id) } if account::has_folder(&id) => {
+            let (code, said) = account::delete(&runtime, &args, &id).map_err(|e| {
+                Failure::Command(error::Error::CannotRun(runtime.clone().into_os_string(), e))
+            })?;
+            let message = format!("eatmydata: {}: {said}", id.to_string_lossy());
+            log::say(log, log::Level::Info, &message);
+            std::process::exit(code);
+        }
+        Verb::Exec { process: None, .. } | Verb::Delete { .. } | Verb::Other => {}
     }
     Err(Failure::Command(exec::replace_process(
         &runtime,

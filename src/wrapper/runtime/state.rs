@@ -43,22 +43,31 @@ fn bundle(root: &Path, id: &OsStr) -> Option<PathBuf> {
     Some(PathBuf::from(status.get("bundle")?.as_str()?))
 }
 
-/// Whether container `id` of the runtime at `runtime`, whose state is
-/// under `root` (its `--root`), has the library mounted. `false` when this
-/// cannot be told: an `LD_PRELOAD` naming a missing file makes the dynamic
-/// loader complain in every process.
-pub fn has_library(runtime: &Path, root: Option<&Path>, id: &OsStr) -> bool {
+/// The state folder of the real runtime at `runtime`: `root` (its
+/// `--root`) when given, else its default.
+pub fn root_of(runtime: &Path, root: Option<&Path>) -> PathBuf {
     let name = runtime.file_name().and_then(OsStr::to_str).unwrap_or("");
     let name = if name.contains("crun") {
         "crun"
     } else {
         "runc"
     };
-    let root = root.map_or_else(|| default_root(name), Path::to_owned);
-    let Some(bundle) = bundle(&root, id) else {
-        return false;
-    };
-    json(&bundle.join("config.json")).is_some_and(|config| spec::has_library(&config))
+    root.map_or_else(|| default_root(name), Path::to_owned)
+}
+
+/// The spec of container `id` of the runtime at `runtime`, whose state is
+/// under `root` (its `--root`), when it can be found.
+pub fn config(runtime: &Path, root: Option<&Path>, id: &OsStr) -> Option<Value> {
+    let bundle = bundle(&root_of(runtime, root), id)?;
+    json(&bundle.join("config.json"))
+}
+
+/// Whether container `id` of the runtime at `runtime`, whose state is
+/// under `root` (its `--root`), has the library mounted. `false` when this
+/// cannot be told: an `LD_PRELOAD` naming a missing file makes the dynamic
+/// loader complain in every process.
+pub fn has_library(runtime: &Path, root: Option<&Path>, id: &OsStr) -> bool {
+    config(runtime, root, id).is_some_and(|config| spec::has_library(&config))
 }
 
 #[cfg(test)]

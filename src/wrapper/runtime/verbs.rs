@@ -3,7 +3,8 @@
 //! `--root R --log L --log-format json create --bundle B --pid-file P ID`.
 //!
 //! Only `create` and `run` (the bundle's `config.json`) and `exec` (its
-//! `--process` file) are edited; every other verb, and anything this
+//! `--process` file) are edited, and `delete` read for its id (the
+//! account); every other verb, and anything this
 //! parser does not understand, goes to the real runtime untouched. The
 //! line itself is never changed: what is read here only says which file to
 //! edit, and what to write in the log.
@@ -79,7 +80,9 @@ pub enum Verb {
         process: Option<PathBuf>,
         id: Option<OsString>,
     },
-    /// Anything else: `start`, `state`, `kill`, `delete`, `features`, ...
+    /// `delete`: the container's id, for its account.
+    Delete { id: Option<OsString> },
+    /// Anything else: `start`, `state`, `kill`, `features`, ...
     Other,
 }
 
@@ -146,6 +149,13 @@ pub fn parse(args: &[OsString]) -> Line {
     let verb = match args.get(at).map(|v| v.as_bytes()) {
         Some(b"create" | b"run") => create(&args[at + 1..]),
         Some(b"exec") => exec(&args[at + 1..]),
+        Some(b"delete") => {
+            let rest = &args[at + 1..];
+            let at = options(rest, &[], |_, _| {});
+            Verb::Delete {
+                id: rest.get(at).cloned(),
+            }
+        }
         _ => Verb::Other,
     };
     Line { root, log, verb }

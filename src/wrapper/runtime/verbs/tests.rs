@@ -47,13 +47,16 @@ fn the_shims_lines() {
             id: Some("ID".into())
         }
     );
-    for other in [
-        "start ID",
-        "delete ID",
-        "delete --force ID",
-        "kill ID 9",
-        "state ID",
-    ] {
+    for delete in ["delete ID", "delete --force ID", "delete -f ID"] {
+        assert_eq!(
+            line(&format!("{shim} {delete}")).verb,
+            Verb::Delete {
+                id: Some("ID".into())
+            },
+            "{delete}"
+        );
+    }
+    for other in ["start ID", "kill ID 9", "state ID"] {
         assert_eq!(
             line(&format!("{shim} {other}")).verb,
             Verb::Other,

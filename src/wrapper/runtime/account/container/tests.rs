@@ -1,0 +1,132 @@
+use super::*;
+
+fn meta(id: &str, account: &Path) -> Meta {
+    Meta {
+        id: id.to_owned(),
+        name: "db".to_owned(),
+        image: "postgres:16".to_owned(),
+        root: "/run/runc".into(),
+        account: account.to_owned(),
+        created: 1_000,
+    }
+}
+
+fn line(pid: u64, fsyncs: u64, on: &[(Device, u64)]) -> String {
+    let mut flushes = protocol::Flushes::NONE;
+    for &(device, count) in on {
+        flushes.add(device, count);
+    }
+    let mut out = [0; protocol::REPORT_LINE_MAX];
+    let len = protocol::write_report(&mut out, pid, b"sh", &[fsyncs, 1, 0, 0, 0, 0, 0], &flushes);
+    String::from_utf8(out[..len].to_vec()).unwrap()
+}
+
+#[test]
+fn a_containers_lines_are_summed_and_what_is_not_a_line_is_counted() {
+    let host = mounts::parse("40 22 7:3 / /mnt rw - ext4 /dev/loop3 rw\n");
+    let mut report = line(1, 10, &[((7, 3), 10)]).into_bytes();
+    report.extend(line(2, 5, &[((7, 3), 4), ((0, 99), 1)]).bytes());
+    report.extend(b"garbage\n\0\x01binary\xff\n");
+    report.extend(b"pid=3 name=x fsync=7777");
+    let record = record_of(&meta("c1", Path::new("/a")), &report, 5, &host);
+    assert_eq!(record.processes, 2);
+    assert_eq!(record.skips, [15, 2, 0, 0, 0, 0, 0]);
+    assert_eq!(record.unreadable, 3, "two bad lines and one cut short");
+    assert_eq!(
+        record.flushes,
+        [
+            Place {
+                device: (7, 3),
+                count: 14,
+                on: "/mnt (ext4 on loop3)".into()
+            },
+            Place {
+                device: (0, 99),
+                count: 1,
+                on: String::new()
+            },
+        ]
+    );
+    assert_eq!((record.id.as_str(), record.ended), ("c1", 5));
+}
+
+#[test]
+fn ids_that_cannot_name_a_folder_are_refused() {
+    for good in ["4f3cabc", "my_container.1", "a+b-c"] {
+        assert!(valid_id(good), "{good}");
+    }
+    for bad in [
+        "",
+        ".",
+        "..",
+        ".hidden",
+        "a/b",
+        "a\nb",
+        "a b",
+        &"x".repeat(129),
+    ] {
+        assert!(!valid_id(bad), "{bad:?}");
+    }
+}
+
+/// As root (CI and this machine's tests are): a real tmpfs, filled past
+/// its size by the "container", folded into an account of the test's own.
+#[test]
+fn a_folder_is_made_bounded_and_folded_once() {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("not root: skipped");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("eatmydata-folders-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    let (base, account) = (dir.join("containers"), dir.join("account"));
+    let report = make(&base, &meta("c1", &account)).unwrap();
+    assert!(is_mount(&base.join("c1")));
+    let mode = fs::metadata(&report).unwrap().mode() & 0o777;
+    assert_eq!(mode, 0o666);
+    // The container writes a line, then fills its file with garbage.
+    let mut file = fs::OpenOptions::new().append(true).open(&report).unwrap();
+    file.write_all(line(1, 3, &[]).as_bytes()).unwrap();
+    let garbage = vec![b'x'; 1 << 20];
+    let full = file.write_all(&garbage).unwrap_err();
+    assert_eq!(full.raw_os_error(), Some(libc::ENOSPC));
+    drop(file);
+    let record = fold(&base, "c1").unwrap().unwrap();
+    assert_eq!(
+        (record.processes, record.skips[0], record.unreadable),
+        (1, 3, 1)
+    );
+    assert!(!base.join("c1").exists(), "unmounted and removed");
+    assert_eq!(fold(&base, "c1").unwrap(), None, "folded once");
+    let read = Book::open(&account).unwrap().read().unwrap();
+    assert_eq!(read.records, [record]);
+    // A report that became a link is never followed.
+    let report = make(&base, &meta("c2", &account)).unwrap();
+    let secret = dir.join("secret");
+    fs::write(&secret, line(9, 999, &[])).unwrap();
+    fs::remove_file(&report).unwrap();
+    std::os::unix::fs::symlink(&secret, &report).unwrap();
+    let record = fold(&base, "c2").unwrap().unwrap();
+    assert_eq!(record.processes, 0);
+    // A stale folder: its runtime's state is gone, and it is old.
+    let mut old = meta("c3", &account);
+    old.root = dir.join("no-state");
+    make(&base, &old).unwrap();
+    sweep(&base);
+    assert!(!base.join("c3").exists(), "swept");
+    let mut young = meta("c4", &account);
+    young.root = dir.join("no-state");
+    young.created = time::now();
+    make(&base, &young).unwrap();
+    sweep(&base);
+    assert!(base.join("c4").exists(), "too young to sweep");
+    fold(&base, "c4").unwrap();
+    assert_eq!(
+        Book::open(&account).unwrap().read().unwrap().records.len(),
+        4
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,444 @@
+//! `eatmydata-runtime report [--since TIME] [--json | --markdown]`: the
+//! account summed up: containers served, processes, skips by kind, flushes
+//! by file system, and what those flushes would have cost, estimated as
+//! `eatmydata --report` estimates it (a few flushes timed now on each file
+//! system concerned, `estimate.rs`).
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::io;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::book::{self, Book};
+use super::record::Record;
+use super::time;
+use crate::estimate::{self, Timed};
+use crate::protocol::{Counts, Device, SKIPS};
+use crate::report::Flushes;
+
+pub const HELP: &str = "\
+usage: eatmydata-runtime report [--since TIME] [--json | --markdown]
+
+Sums up the account of the containers the runtime served and deleted
+(/var/lib/eatmydata/account.jsonl, or the folder EATMYDATA_ACCOUNT names):
+containers, processes, what their processes skipped, and the time the
+flushes skipped would have taken, an estimate made by timing a few
+flushes now on each file system concerned.
+
+  --since TIME   only containers deleted since TIME: RFC 3339
+                 (2026-12-02T10:00:00Z) or a duration back from now (90s,
+                 15m, 2h, 7d)
+  --json         {\"containers\": [...], \"total\": ..., \"estimate\": ...}
+  --markdown     a summary for a CI job's page
+
+Static and Go programs, whose syncs the seccomp rules alone answer, and
+processes that end by _exit, exec or a signal are not counted.
+";
+
+/// What is never counted, said with every report.
+pub const NOT_COUNTED: &str = "Not counted: static and Go programs, whose syncs the seccomp rules alone answer, and processes that end by _exit, exec or a signal.";
+
+#[derive(Debug, PartialEq)]
+enum Format {
+    Text,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug, PartialEq)]
+struct Asked {
+    since: Option<i64>,
+    format: Format,
+}
+
+fn parse(args: &[OsString], now: i64) -> Result<Asked, String> {
+    let mut asked = Asked {
+        since: None,
+        format: Format::Text,
+    };
+    let mut args = args.iter().map(|a| a.to_string_lossy().into_owned());
+    while let Some(arg) = args.next() {
+        let since = match arg.as_str() {
+            "--json" | "--markdown" if asked.format != Format::Text => {
+                return Err("give one of --json and --markdown".into());
+            }
+            "--json" => {
+                asked.format = Format::Json;
+                continue;
+            }
+            "--markdown" => {
+                asked.format = Format::Markdown;
+                continue;
+            }
+            "--since" => args.next().ok_or("--since needs a time")?,
+            _ => match arg.strip_prefix("--since=") {
+                Some(value) => value.to_owned(),
+                None => return Err(format!("unknown argument '{arg}'")),
+            },
+        };
+        asked.since = Some(time::parse_since(&since, now).ok_or_else(|| {
+            format!(
+                "--since {since}: not an RFC 3339 time (2026-12-02T10:00:00Z) or a duration (2h)"
+            )
+        })?);
+    }
+    Ok(asked)
+}
+
+/// The account's records, summed.
+#[derive(Debug, Default, PartialEq)]
+struct Sum {
+    containers: u64,
+    processes: u64,
+    skips: Counts,
+    flushes: u64,
+    by_device: BTreeMap<Device, (u64, String)>,
+    unnamed: u64,
+    /// Lines of containers' report files that were not report lines.
+    unreadable: u64,
+}
+
+fn sum(records: &[Record]) -> Sum {
+    let mut sum = Sum::default();
+    for record in records {
+        sum.containers += 1;
+        sum.processes = sum.processes.saturating_add(record.processes);
+        for (total, count) in sum.skips.iter_mut().zip(record.skips) {
+            *total = total.saturating_add(count);
+        }
+        sum.flushes = sum.flushes.saturating_add(record.flushes_skipped());
+        for place in &record.flushes {
+            let entry = sum.by_device.entry(place.device).or_default();
+            entry.0 = entry.0.saturating_add(place.count);
+            if !place.on.is_empty() {
+                entry.1.clone_from(&place.on);
+            }
+        }
+        sum.unnamed = sum.unnamed.saturating_add(record.flushes_unnamed);
+        sum.unreadable = sum.unreadable.saturating_add(record.unreadable);
+    }
+    sum
+}
+
+/// The entry of `eatmydata-runtime report`.
+pub fn run(args: Vec<OsString>) -> std::ffi::c_int {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{HELP}");
+        return 0;
+    }
+    let now = time::now();
+    let asked = match parse(&args, now) {
+        Ok(asked) => asked,
+        Err(why) => {
+            eprintln!("eatmydata: report: {why}\n{HELP}");
+            return 2;
+        }
+    };
+    let folder = book::folder();
+    let read = match read(&folder) {
+        Ok(read) => read,
+        Err(error) => {
+            eprintln!(
+                "eatmydata: report: cannot read the account in {}: {}",
+                folder.display(),
+                crate::error::plain(&error)
+            );
+            return 1;
+        }
+    };
+    let records: Vec<Record> = read
+        .records
+        .into_iter()
+        .filter(|r| asked.since.is_none_or(|since| r.ended >= since))
+        .collect();
+    let sum = sum(&records);
+    let flushes = Flushes {
+        on: sum.by_device.iter().map(|(d, (n, _))| (*d, *n)).collect(),
+        unnamed: sum.unnamed,
+    };
+    let timed = estimate::time(&flushes);
+    let out = match asked.format {
+        Format::Text => text(&sum, &timed, asked.since, &folder, read.unreadable),
+        Format::Markdown => markdown(&sum, &records, &timed, asked.since),
+        Format::Json => json_of(&sum, &records, &timed, asked.since, read.unreadable),
+    };
+    print!("{out}");
+    0
+}
+
+/// The account in `folder`; none yet when the folder is missing.
+fn read(folder: &Path) -> io::Result<book::Read> {
+    match Book::open(folder) {
+        Ok(book) => book.read(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(book::Read::default()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The time saved on every file system where a flush was timed.
+fn saved(timed: &[Timed]) -> Option<Duration> {
+    let saved: Vec<Duration> = timed.iter().filter_map(Timed::saved).collect();
+    (!saved.is_empty()).then(|| saved.iter().sum())
+}
+
+fn grouped(count: u64) -> String {
+    let words = estimate::flushes_word(count);
+    words.split(' ').next().unwrap_or_default().to_owned()
+}
+
+fn since_words(since: Option<i64>) -> String {
+    since.map_or_else(String::new, |since| {
+        format!(" since {}", time::format(since))
+    })
+}
+
+fn text(sum: &Sum, timed: &[Timed], since: Option<i64>, folder: &Path, torn: u64) -> String {
+    let mut out = format!(
+        "eatmydata-runtime: report: the account in {}{}\n",
+        folder.display(),
+        since_words(since)
+    );
+    let _ = writeln!(out, "  containers served  {}", grouped(sum.containers));
+    let _ = writeln!(out, "  processes          {}", grouped(sum.processes));
+    let _ = writeln!(out, "  flushes skipped    {}", grouped(sum.flushes));
+    let kinds: Vec<String> = SKIPS
+        .iter()
+        .zip(sum.skips)
+        .map(|((_, _, heading), count)| format!("{heading} {count}"))
+        .collect();
+    let _ = writeln!(out, "  skips by kind      {}", kinds.join(", "));
+    let saved = saved(timed);
+    let _ = writeln!(
+        out,
+        "  time saved         {}",
+        saved.map_or_else(
+            || "not estimated".to_owned(),
+            |saved| format!("about {} (an estimate)", estimate::duration(saved))
+        )
+    );
+    for one in timed {
+        out.push_str(&one.line());
+    }
+    if sum.unnamed > 0 {
+        let _ = writeln!(
+            out,
+            "eatmydata: skipped {} where no file system could be named: not estimated",
+            estimate::flushes_word(sum.unnamed)
+        );
+    }
+    if saved.is_some() {
+        let _ = writeln!(out, "  {}", estimate::how());
+    }
+    if sum.unreadable > 0 || torn > 0 {
+        let _ = writeln!(
+            out,
+            "  Left out: {} line(s) of containers' report files that were not report lines, {torn} line(s) of the account that were not whole records.",
+            sum.unreadable
+        );
+    }
+    let _ = writeln!(out, "  {NOT_COUNTED}");
+    out
+}
+
+/// A cell of a Markdown table: what an engine named, shown as text.
+fn cell(text: &str) -> String {
+    if text.is_empty() {
+        return "–".to_owned();
+    }
+    let mut out = String::from("`");
+    out.extend(text.chars().map(|c| match c {
+        '`' | '|' | '\\' | '<' | '>' => '?',
+        c => c,
+    }));
+    out.push('`');
+    out
+}
+
+fn markdown(sum: &Sum, records: &[Record], timed: &[Timed], since: Option<i64>) -> String {
+    let saved = saved(timed).map_or_else(
+        || "not estimated".to_owned(),
+        |saved| format!("about {}", estimate::duration(saved)),
+    );
+    let mut out = String::from("### eatmydata: what the runtime saved\n\n");
+    out.push_str("| Containers served | Flushes skipped | Time saved (estimate) |\n");
+    out.push_str("| ---: | ---: | ---: |\n");
+    let _ = writeln!(
+        out,
+        "| {} | {} | {saved} |\n",
+        grouped(sum.containers),
+        grouped(sum.flushes)
+    );
+    if !records.is_empty() {
+        out.push_str("| Container | Name | Image | Processes | Flushes skipped |\n");
+        out.push_str("| --- | --- | --- | ---: | ---: |\n");
+        let mut busiest: Vec<&Record> = records.iter().collect();
+        busiest.sort_by_key(|r| std::cmp::Reverse(r.flushes_skipped()));
+        for record in busiest.iter().take(20) {
+            let id: String = record.id.chars().take(12).collect();
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                cell(&id),
+                cell(&record.name),
+                cell(&record.image),
+                record.processes,
+                grouped(record.flushes_skipped())
+            );
+        }
+        if records.len() > 20 {
+            let _ = writeln!(out, "\n{} more containers.", records.len() - 20);
+        }
+        out.push('\n');
+    }
+    for one in timed {
+        let _ = writeln!(
+            out,
+            "- {}",
+            one.line().trim_end().trim_start_matches("eatmydata: ")
+        );
+    }
+    if !timed.is_empty() {
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "Containers deleted{}. {} {NOT_COUNTED}",
+        since_words(since),
+        if saved.starts_with("about") {
+            estimate::how()
+        } else {
+            String::new()
+        }
+    );
+    out
+}
+
+fn skips_object(skips: &Counts) -> Map<String, Value> {
+    SKIPS
+        .iter()
+        .zip(skips)
+        .map(|((_, key, _), count)| ((*key).to_owned(), json!(count)))
+        .collect()
+}
+
+fn json_of(
+    sum: &Sum,
+    records: &[Record],
+    timed: &[Timed],
+    since: Option<i64>,
+    torn: u64,
+) -> String {
+    let containers: Vec<Value> = records
+        .iter()
+        .map(|record| serde_json::from_str(record.to_line().trim_end()).unwrap_or(Value::Null))
+        .collect();
+    let file_systems: Vec<Value> = timed
+        .iter()
+        .map(|one| {
+            json!({
+                "on": one.name(),
+                "flushes": one.count,
+                "flush_seconds": one.flush().map(|d| d.as_secs_f64()),
+                "saved_seconds": one.saved().map(|d| d.as_secs_f64()),
+            })
+        })
+        .collect();
+    let value = json!({
+        "since": since.map(time::format),
+        "containers": containers,
+        "total": {
+            "containers": sum.containers,
+            "processes": sum.processes,
+            "skips": skips_object(&sum.skips),
+            "flushes_skipped": sum.flushes,
+            "flushes_unnamed": sum.unnamed,
+            "unreadable_report_lines": sum.unreadable,
+        },
+        "estimate": {
+            "saved_seconds": saved(timed).map(|d| d.as_secs_f64()),
+            "file_systems": file_systems,
+            "how": estimate::how(),
+        },
+        "unreadable_account_lines": torn,
+        "not_counted": NOT_COUNTED,
+    });
+    let mut out = serde_json::to_string_pretty(&value).unwrap_or_default();
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::record::tests::example;
+    use super::*;
+
+    #[test]
+    fn the_line_is_read_strictly() {
+        let now = 1_000_000;
+        let read = |args: &[&str]| parse(&args.iter().map(OsString::from).collect::<Vec<_>>(), now);
+        assert_eq!(
+            read(&["--since", "2h", "--json"]),
+            Ok(Asked {
+                since: Some(now - 7200),
+                format: Format::Json
+            })
+        );
+        assert_eq!(
+            read(&["--since=1970-01-01T00:00:10Z"]).unwrap().since,
+            Some(10)
+        );
+        assert_eq!(read(&["--markdown"]).unwrap().format, Format::Markdown);
+        assert!(read(&["--json", "--markdown"]).is_err());
+        assert!(read(&["--since"]).is_err());
+        assert!(read(&["--since", "yesterday"]).is_err());
+        assert!(read(&["--csv"]).is_err());
+    }
+
+    #[test]
+    fn records_are_summed_by_kind_and_file_system() {
+        let (a, mut b) = (example("a", 10), example("b", 5));
+        b.flushes[0].on = String::new();
+        b.unreadable = 2;
+        let sum = sum(&[a, b]);
+        assert_eq!(sum.containers, 2);
+        assert_eq!(sum.processes, 6);
+        assert_eq!(sum.skips, [15, 2, 4, 6, 8, 10, 12]);
+        assert_eq!(sum.flushes, 15 + 2 + 6 + 10);
+        assert_eq!(
+            sum.by_device[&(7, 3)],
+            (15, "/mnt (ext4 on loop3)".to_owned())
+        );
+        assert_eq!((sum.unnamed, sum.unreadable), (2, 2));
+    }
+
+    #[test]
+    fn the_markdown_gives_the_three_figures_and_shows_names_as_text() {
+        let mut a = example("0123456789abcdef", 1000);
+        a.name = "x|<img src=y>`".to_owned();
+        let records = [a];
+        let out = markdown(&sum(&records), &records, &[], None);
+        assert!(out.contains("| 1 | 1,009 | not estimated |"), "{out}");
+        assert!(
+            out.contains("| `0123456789ab` | `x??img src=y??` | `postgres:16` | 3 | 1,009 |"),
+            "{out}"
+        );
+        assert!(out.contains("static and Go programs"), "{out}");
+    }
+
+    #[test]
+    fn the_json_gives_each_container_under_the_librarys_names() {
+        let records = [example("a", 4)];
+        let out = json_of(&sum(&records), &records, &[], None, 1);
+        let value: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(value["containers"][0]["id"], "a");
+        assert_eq!(value["containers"][0]["skips"]["fsync"], 4);
+        assert_eq!(value["total"]["flushes_skipped"], 4 + 1 + 3 + 5);
+        assert_eq!(value["unreadable_account_lines"], 1);
+        assert!(value["estimate"]["saved_seconds"].is_null());
+        assert!(value["not_counted"].as_str().unwrap().contains("Go"));
+    }
+}

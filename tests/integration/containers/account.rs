@@ -1,0 +1,287 @@
+//! The account of what the runtime saved: a dockerd of the test's own
+//! with the runtime registered, whose runtime keeps an account of the
+//! test's own (`EATMYDATA_ACCOUNT` in the daemon's environment, which its
+//! containerd, their shims and the runtime inherit), and a tiny image made
+//! from this machine's files (the sync probe, a garbage writer and the
+//! libraries they need). The account is read as a user reads it:
+//! `eatmydata-runtime report --json`.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::daemon::{Dockerd, RunDir};
+use super::engine::{register, runtime};
+use crate::common::probe;
+use crate::loopfs::LoopFs;
+
+/// Where the library puts the report file inside every container.
+pub const REPORT: &str = "/dev/.eatmydata/report";
+
+/// A dockerd with the runtime registered as `eatmydata`, its own account,
+/// and the tiny image loaded as [`IMAGE`].
+pub struct Accounted {
+    // Dropped first: the daemon, then its folder (and what is mounted there).
+    dockerd: Dockerd,
+    pub account: PathBuf,
+    dir: RunDir,
+}
+
+/// The tiny image's name.
+pub const IMAGE: &str = "eatmydata-test/account:latest";
+
+impl Accounted {
+    /// `extra` is added to daemon.json after registration.
+    pub fn start(label: &str, extra: &str) -> Accounted {
+        let dir = RunDir::new(label);
+        let config = dir.join("daemon.json");
+        fs::write(&config, format!("{{{extra}}}\n")).unwrap();
+        register("docker", &config);
+        let account = dir.join("account");
+        let mut command = Command::new("dockerd");
+        command.env("EATMYDATA_ACCOUNT", &account);
+        let dockerd = Dockerd::start_with(
+            command,
+            dir.path(),
+            &config,
+            &dir.join("data"),
+            &dir.join("exec"),
+            None,
+        );
+        let accounted = Accounted {
+            dockerd,
+            account,
+            dir,
+        };
+        let tar = tiny_image(&accounted.dir.join("image"));
+        let import = accounted
+            .docker()
+            .args(["import", tar.to_str().unwrap(), IMAGE])
+            .output()
+            .unwrap();
+        assert!(import.status.success(), "{import:?}");
+        accounted
+    }
+
+    pub fn docker(&self) -> Command {
+        self.dockerd.docker()
+    }
+
+    /// `docker run --rm` of `args` in the tiny image, `/data` on `disk`
+    /// when given; the container's id and output.
+    pub fn run(&self, runtime: &str, disk: Option<&LoopFs>, args: &[&str]) -> (String, String) {
+        let cid = self.dir.join(&format!("cid-{}", unique()));
+        let mut docker = self.docker();
+        docker.args([
+            "run",
+            "--rm",
+            "--network=none",
+            "--runtime",
+            runtime,
+            "--cidfile",
+        ]);
+        docker.arg(&cid);
+        if let Some(disk) = disk {
+            docker
+                .arg("-v")
+                .arg(format!("{}:/data", disk.path().display()));
+        }
+        let output = docker.arg(IMAGE).args(args).output().unwrap();
+        assert!(
+            output.status.success(),
+            "docker run {args:?}: {}\n{}",
+            String::from_utf8_lossy(&output.stderr),
+            self.dockerd.daemon.log_text()
+        );
+        let id = fs::read_to_string(&cid).unwrap();
+        (id, String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
+    /// `eatmydata-runtime report --json ARGS` on this account.
+    pub fn report(&self, args: &[&str]) -> Value {
+        let output = Command::new(runtime())
+            .arg("report")
+            .arg("--json")
+            .args(args)
+            .env("EATMYDATA_ACCOUNT", &self.account)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        serde_json::from_slice(&output.stdout).unwrap()
+    }
+
+    /// The account's records by container id, once `ids` are all there
+    /// (a container's `delete` may come just after `docker run --rm`
+    /// returns).
+    pub fn records(&self, ids: &[String]) -> BTreeMap<String, Value> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let report = self.report(&[]);
+            let records: BTreeMap<String, Value> = report["containers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| (r["id"].as_str().unwrap().to_owned(), r.clone()))
+                .collect();
+            if ids.iter().all(|id| records.contains_key(id)) {
+                return records;
+            }
+            assert!(Instant::now() < deadline, "records missing: {report:#}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+fn unique() -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        COUNT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A root with `/bin/sync` (the sync probe, dynamic) and `/bin/fill`,
+/// the libraries they load, and the folders a container needs, archived.
+fn tiny_image(root: &Path) -> PathBuf {
+    let programs = [
+        ("sync", probe("seccomp_sync", &[])),
+        ("fill", probe("fill", &[])),
+    ];
+    for dir in ["bin", "data", "dev", "proc", "sys", "tmp", "etc"] {
+        fs::create_dir_all(root.join(dir)).unwrap();
+    }
+    for (name, program) in &programs {
+        fs::copy(program, root.join("bin").join(name)).unwrap();
+        let ldd = Command::new("ldd").arg(program).output().unwrap();
+        for library in String::from_utf8_lossy(&ldd.stdout)
+            .split_whitespace()
+            .filter(|word| word.starts_with('/'))
+        {
+            let inside = root.join(library.trim_start_matches('/'));
+            fs::create_dir_all(inside.parent().unwrap()).unwrap();
+            fs::copy(library, &inside).unwrap();
+        }
+    }
+    let tar = root.with_extension("tar");
+    let status = Command::new("tar")
+        .arg("-C")
+        .arg(root)
+        .arg("-cf")
+        .arg(&tar)
+        .arg(".")
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    tar
+}
+
+fn count(record: &Value, kind: &str) -> u64 {
+    record["skips"][kind].as_u64().unwrap()
+}
+
+/// 20 containers at once, each syncing a number of times of its own: 20
+/// records, each with its count, adding up exactly; the per-container
+/// folders gone once they are deleted.
+#[test]
+fn twenty_containers_at_once_give_twenty_exact_records() {
+    let docker = Accounted::start("account-20", "");
+    let disk = LoopFs::new("account-20", 64);
+    let wanted: Vec<u64> = (0..20).map(|n| 10 + n).collect();
+    let ids: Vec<(String, u64)> = std::thread::scope(|scope| {
+        let runs: Vec<_> = wanted
+            .iter()
+            .enumerate()
+            .map(|(n, &syncs)| {
+                let (docker, disk) = (&docker, &disk);
+                scope.spawn(move || {
+                    let file = format!("/data/c{n}");
+                    let syncs_text = syncs.to_string();
+                    let args = ["/bin/sync", "loop", &file, &syncs_text];
+                    let (id, out) = docker.run("eatmydata", Some(disk), &args);
+                    assert_eq!(out, format!("synced {syncs}\n"));
+                    (id, syncs)
+                })
+            })
+            .collect();
+        runs.into_iter().map(|run| run.join().unwrap()).collect()
+    });
+    let names: Vec<String> = ids.iter().map(|(id, _)| id.clone()).collect();
+    let records = docker.records(&names);
+    assert_eq!(records.len(), 20, "{records:#?}");
+    for (id, syncs) in &ids {
+        let record = &records[id];
+        assert_eq!(count(record, "fsync"), *syncs, "{record:#}");
+        assert_eq!(record["processes"], 1, "{record:#}");
+        let on = &record["flushes"][0];
+        assert_eq!(on["count"].as_u64(), Some(*syncs), "{record:#}");
+        assert!(on["on"].as_str().unwrap().contains("ext4"), "{record:#}");
+        assert!(!Path::new("/run/eatmydata/containers").join(id).exists());
+    }
+    let report = docker.report(&[]);
+    let total: u64 = wanted.iter().sum();
+    assert_eq!(report["total"]["containers"], 20);
+    assert_eq!(report["total"]["skips"]["fsync"].as_u64(), Some(total));
+    assert_eq!(report["total"]["flushes_skipped"].as_u64(), Some(total));
+    assert_eq!(report["unreadable_account_lines"], 0);
+    eprintln!(
+        "account: 20 containers, {total} fsyncs skipped: {:#}",
+        report["total"]
+    );
+}
+
+/// A container that writes 100 MB of garbage into its report file fills
+/// its own small tmpfs and costs itself its record, nothing else: the
+/// account stays readable, the others' records whole; and a record cut
+/// short in the account (a runtime killed mid-write, written here by hand)
+/// is skipped, counted, and closed by the next writer.
+#[test]
+fn garbage_and_a_torn_record_cost_nothing_else() {
+    let docker = Accounted::start("account-garbage", "");
+    let (before, _) = docker.run("eatmydata", None, &["/bin/sync", "loop", "/tmp/f", "7"]);
+    let (garbage, out) = docker.run("eatmydata", None, &["/bin/fill", REPORT, "100"]);
+    let wrote: u64 = out.trim().strip_prefix("wrote ").unwrap().parse().unwrap();
+    assert!(
+        wrote <= 256 * 1024,
+        "the container wrote {wrote} bytes past its tmpfs"
+    );
+    let records = docker.records(&[before.clone(), garbage.clone()]);
+    assert_eq!(count(&records[&before], "fsync"), 7);
+    let spoiled = &records[&garbage];
+    assert_eq!(spoiled["processes"], 0, "{spoiled:#}");
+    assert!(spoiled["unreadable"].as_u64().unwrap() > 100, "{spoiled:#}");
+    // A runtime killed in the middle of its record: half a line, no end.
+    let file = docker.account.join("account.jsonl");
+    let text = fs::read_to_string(&file).unwrap();
+    let last = text.lines().last().unwrap();
+    let torn = last.replace(&garbage, "torn0000");
+    fs::write(&file, format!("{text}{}", &torn[..torn.len() / 2])).unwrap();
+    let report = docker.report(&[]);
+    assert_eq!(report["unreadable_account_lines"], 1, "{report:#}");
+    assert_eq!(report["total"]["containers"], 2);
+    let (after, _) = docker.run("eatmydata", None, &["/bin/sync", "loop", "/tmp/f", "5"]);
+    let records = docker.records(&[before.clone(), garbage, after.clone()]);
+    assert_eq!(count(&records[&before], "fsync"), 7);
+    assert_eq!(count(&records[&after], "fsync"), 5);
+    let report = docker.report(&[]);
+    assert_eq!(report["unreadable_account_lines"], 1, "{report:#}");
+    assert_eq!(report["total"]["containers"], 3);
+    assert_eq!(report["total"]["skips"]["fsync"], 12);
+    // The same containers under plain runc: no record.
+    let (plain, _) = docker.run("runc", None, &["/bin/sync", "loop", "/tmp/f", "5"]);
+    std::thread::sleep(Duration::from_secs(1));
+    let report = docker.report(&[]);
+    let ids: Vec<&str> = report["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert!(!ids.contains(&plain.as_str()));
+}

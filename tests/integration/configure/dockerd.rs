@@ -354,3 +354,42 @@ fn on_and_off_by_reload_with_nothing_stopped() {
     assert_eq!(inspect(&dockerd, "before", "{{.State.Pid}}"), before);
     dockerd.docker(&["kill", "before"], Stdio::null());
 }
+
+/// Why `--remove` writes `"default-runtime": "runc"` rather than taking
+/// the key away: dockerd, told to reload a file without the key, keeps
+/// the default it had. Control: the key written as runc is read.
+#[test]
+fn dockerd_keeps_a_default_that_goes_missing_on_reload() {
+    let dir = TempDir::new("configure-missing-key");
+    let config = dir.join("daemon.json");
+    let with = |default: Option<&str>| {
+        let default = default.map_or(String::new(), |d| {
+            format!(",\n    \"default-runtime\": \"{d}\"")
+        });
+        format!("{{\n    \"runtimes\": {{\"alias\": {{\"path\": \"runc\"}}}}{default}\n}}\n")
+    };
+    fs::write(&config, with(Some("alias"))).unwrap();
+    let mut dockerd = Dockerd::start(&dir.join("dockerd"), &config);
+    wait_default(&mut dockerd, "alias");
+    let pid = dockerd.dockerd.daemon.pid() as libc::pid_t;
+    let log = dir.join("dockerd/dockerd.log");
+    let reloads = || {
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        text.matches("Reloaded configuration").count()
+    };
+    let reload = |text: String| {
+        let before = reloads();
+        fs::write(&config, text).unwrap();
+        // SAFETY: a signal to the daemon the test started, still running.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGHUP) }, 0);
+        // The reload is read in the background; the log says when.
+        wait_until("dockerd reloads", Duration::from_secs(30), || {
+            reloads() > before
+        });
+    };
+    reload(with(None));
+    let kept = dockerd.info("{{.DefaultRuntime}} {{json .Runtimes}}");
+    assert!(kept.starts_with("alias "), "{kept}");
+    reload(with(Some("runc")));
+    wait_default(&mut dockerd, "runc");
+}

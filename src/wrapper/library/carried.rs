@@ -28,7 +28,7 @@ pub fn file_name() -> String {
 
 /// Whether `name` is the file name of a copy some build placed: the
 /// prefix, 16 hexadecimal digits, `.so`.
-#[allow(dead_code)] // for configure and install (decision D1), which land next
+#[allow(dead_code)] // for --remove and uninstall (decision D1)
 pub fn is_a_copy_name(name: &str) -> bool {
     name.strip_prefix("libeatmydata-")
         .and_then(|rest| rest.strip_suffix(".so"))

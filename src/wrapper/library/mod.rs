@@ -36,7 +36,11 @@
 //! Why root never uses the temporary places: root's `TMPDIR` may be a
 //! user's folder (`sudo -E`, `su` without `-`), and whoever can rename in
 //! a folder on the path can swap the library between our check and the
-//! moment ld.so opens it by name, and run their code as root. A place
+//! moment ld.so opens it by name, and run their code as root (issue 28's
+//! review did, with `renameat2(RENAME_EXCHANGE)` in a loop). The rule of
+//! `trust.rs` closes that for every place we use: no one but root and the
+//! caller can rename anything on the path, so the path ld.so resolves
+//! later leads where the check, made on descriptors, saw it lead. A place
 //! beside the command, under the command's own prefix, is as trustworthy
 //! as the command itself, and only root (or the caller) can change it. A
 //! root run that cannot use or make the placed copy stops and says why,
@@ -66,7 +70,7 @@ mod trust;
 
 pub use carried::{SHA256, carried};
 pub use installed::candidates;
-// `place` and `unplace` are for `configure` and `install` (decision D1).
+// `unplace` is for --remove and uninstall (decision D1).
 #[allow(unused_imports)]
 pub use place::{place, placed_path, unplace};
 use trust::Trust;
@@ -125,7 +129,7 @@ pub enum Unwritable {
     /// Root, the runtime, or `place`: the placed copy, and why not.
     Placed { path: PathBuf, why: String },
     /// `unplace`: the placed copies' folder, and why not.
-    #[allow(dead_code)] // for configure and install (decision D1), which land next
+    #[allow(dead_code)] // for --remove and uninstall (decision D1)
     Unplace { path: PathBuf, why: String },
     /// A caller that is not root: the placed copy's refusal (if it was
     /// looked for), then each temporary place, and why each was passed over.

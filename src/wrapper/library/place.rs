@@ -31,7 +31,6 @@ pub fn placed_path(command: &Path) -> PathBuf {
 /// Writes the placed copy for `command` under `root` ("/", or "/host" for
 /// a node installer), unless the right bytes are there already; returns
 /// its path as seen from `root`.
-#[allow(dead_code)] // for configure and install (decision D1), which land next
 pub fn place(root: &Path, command: &Path) -> Result<PathBuf, Error> {
     // From our own root, the command's real path; under another, as given.
     let real;
@@ -60,7 +59,7 @@ pub fn place(root: &Path, command: &Path) -> Result<PathBuf, Error> {
 /// Removes every placed copy (of this build or another) beside `command`
 /// under `root`, and the folder `lib/eatmydata` if it is then empty;
 /// returns the files removed, as seen from `root`.
-#[allow(dead_code)] // for configure and install (decision D1), which land next
+#[allow(dead_code)] // for --remove and uninstall (decision D1)
 pub fn unplace(root: &Path, command: &Path) -> Result<Vec<PathBuf>, Error> {
     let seen = placed_path(command);
     let folder = seen.parent().unwrap_or(Path::new("/"));
@@ -148,12 +147,10 @@ fn made(dir: &Folder, name: &OsStr, trust: &Trust, make: bool) -> Result<Folder,
 }
 
 /// `path` (absolute) as seen from `root`, from here.
-#[allow(dead_code)] // for configure and install (decision D1), which land next
 fn under(root: &Path, path: &Path) -> PathBuf {
     root.join(path.strip_prefix("/").unwrap_or(path))
 }
 
-#[allow(dead_code)] // for configure and install (decision D1), which land next
 pub const NOT_CARRIED: &str =
     "this command was built without the library inside it (EATMYDATA_EMBED=0)";
 
@@ -254,6 +251,22 @@ mod tests {
         assert!(get(&placed, &trust, false).is_err());
         assert_eq!(get(&placed, &trust, true), Ok(true));
         assert_eq!(fs::read(&placed).unwrap(), BYTES);
+    }
+
+    #[test]
+    fn a_copy_of_someone_elses_is_refused_then_replaced_by_root() {
+        use std::os::unix::fs::chown;
+        if !Trust::caller().is_root() {
+            return; // chown needs root; the tests run as root
+        }
+        let prefix = Prefix::new("theirs");
+        let command = prefix.0.join("bin/eatmydata");
+        let placed = place(Path::new("/"), &command).unwrap();
+        chown(&placed, Some(65534), Some(65534)).unwrap();
+        let trust = Trust::caller();
+        assert!(get(&placed, &trust, false).is_err(), "nobody's copy used");
+        assert_eq!(get(&placed, &trust, true), Ok(true));
+        assert_eq!(fs::metadata(&placed).unwrap().uid(), 0);
     }
 
     #[test]

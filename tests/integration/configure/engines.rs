@@ -113,3 +113,87 @@ fn a_podman_container_runs_through_the_runtime_registered_as_its_default() {
     let eaten = run();
     assert!(eaten.contains(&format!("\npreload {MOUNTED}\n")), "{eaten}");
 }
+
+/// A podman container of the test's own, removed when dropped.
+struct PodmanContainer<'a> {
+    name: String,
+    config: &'a Path,
+}
+
+impl Drop for PodmanContainer<'_> {
+    fn drop(&mut self) {
+        let _ = podman(self.config, &["rm", "--force", &self.name]);
+    }
+}
+
+/// `podman ARGS...` on the settings in `config`.
+fn podman(config: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("podman")
+        .env("CONTAINERS_CONF", config)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn podman_removal_keeps_the_name_for_a_container_made_with_it() {
+    let dir = TempDir::new("configure-podman-remove");
+    let root = super::show_args_root(dir.path());
+    let config = dir.join("containers.conf");
+    fs::copy(podman_test_conf(), &config).unwrap();
+    let original = fs::read_to_string(&config).unwrap();
+    let runtime = super::runtime_in(dir.path());
+    let configure = |args: &[&str]| {
+        let output = Command::new(&runtime)
+            .env("CONTAINERS_CONF", &config)
+            .arg("configure")
+            .args(["podman", "--config", config.to_str().unwrap()])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "configure {args:?}: {stderr}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    configure(&["--runtime-path", runtime.to_str().unwrap()]);
+    let name = format!("eatmydata-configure-{}", std::process::id());
+    let made = PodmanContainer {
+        name: name.clone(),
+        config: &config,
+    };
+    let create = [
+        "create",
+        "--runtime",
+        "eatmydata",
+        "--network=none",
+        "--name",
+        &name,
+        "--rootfs",
+    ];
+    let root = root.to_str().unwrap();
+    let created = podman(&config, &[&create[..], &[root, "/show_args"]].concat());
+    assert!(created.status.success(), "{created:?}");
+    let said = configure(&["--remove"]);
+    assert!(
+        said.contains("Kept [engine.runtimes] eatmydata as an alias of runc")
+            && said.contains(&format!("({name})")),
+        "{said}"
+    );
+    // It starts, through runc.
+    let started = podman(&config, &["start", "--attach", &name]);
+    let stdout = String::from_utf8_lossy(&started.stdout);
+    assert!(started.status.success(), "{started:?}");
+    assert!(stdout.contains("\npreload (unset)\n"), "{stdout}");
+    // Control: without the alias, podman refuses to start it.
+    let bare = dir.join("bare.conf");
+    fs::write(&bare, &original).unwrap();
+    let refused = podman(&bare, &["start", "--attach", &name]);
+    assert!(!refused.status.success(), "{refused:?}");
+    let again = configure(&["--remove"]);
+    assert!(again.contains("nothing changed"), "{again}");
+    drop(made);
+    configure(&["--remove"]);
+    assert_eq!(fs::read_to_string(&config).unwrap(), original);
+}

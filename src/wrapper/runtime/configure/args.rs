@@ -61,9 +61,9 @@ runtime too; dockerd reads it at its next restart.
 --remove takes back what registering added and leaves every other byte:
 the default as it was (docker: set to \"runc\" in so many words, since
 dockerd keeps a missing key on reload), the eatmydata entry gone, and the
-drop-in. docker keeps runtimes.eatmydata as an alias of runc, and names
-them, while containers made with it exist, so that they can start again;
-run --remove once more when they are gone. A file left with nothing in it
+drop-in. docker and podman keep the eatmydata entry as an alias of runc,
+and name them, while containers made with it exist, so that they can
+start again; run --remove once more when they are gone. A file left with nothing in it
 is removed (its backup kept). The library placed for the runtime stays.
 
 Exit status: 0 when the file says what was asked (changed or not); 2 for

@@ -48,7 +48,11 @@ pub fn remove(request: &Request) -> Result<(), Error> {
     let config = config_of(request);
     let old = file::read(&config)?;
     let text = old.as_deref().unwrap_or("");
-    let alias = request.engine == Engine::Docker && still_used(request, &config, text);
+    let alias = match request.engine {
+        Engine::Docker => still_used(request, &config, text),
+        Engine::Podman => podman_still_used(text),
+        _ => false,
+    };
     let new = request
         .engine
         .remove(text, alias)
@@ -163,13 +167,41 @@ fn still_used(request: &Request, config: &Path, text: &str) -> bool {
         .and_then(|dockerd| dockerd.data_root())
         .or_else(|| docker::setting(text, "data-root").map(PathBuf::from))
         .unwrap_or_else(|| "/var/lib/docker".into());
+    let made = inuse::made_with(&data_root, REGISTERED);
     let kept = "Kept runtimes.eatmydata as an alias of runc ({\"path\": \"runc\"})";
-    match inuse::made_with(&data_root, REGISTERED) {
+    said_kept(made, kept, "dockerd", &data_root.display().to_string())
+}
+
+/// As [`still_used`], for podman's containers.
+fn podman_still_used(text: &str) -> bool {
+    let registered = super::toml::parse(text).is_ok_and(|doc| {
+        doc.get("engine")
+            .and_then(|engine| engine.get("runtimes"))
+            .and_then(|runtimes| runtimes.get(REGISTERED))
+            .is_some()
+    });
+    if !registered {
+        return false;
+    }
+    let made = inuse::podman_made_with(REGISTERED);
+    let kept = "Kept [engine.runtimes] eatmydata as an alias of runc";
+    said_kept(made, kept, "podman", "podman's store")
+}
+
+/// Says which containers keep the name, and whether any does (or it
+/// cannot tell, when the name is kept too).
+fn said_kept(
+    made: std::io::Result<Vec<inuse::Made>>,
+    kept: &str,
+    engine: &str,
+    store: &str,
+) -> bool {
+    match made {
         Ok(made) if made.is_empty() => false,
         Ok(made) => {
             let names: Vec<String> = made.iter().map(inuse::Made::shown).collect();
             println!(
-                "{kept}: dockerd starts these containers, made with it, by that name: {}. \
+                "{kept}: {engine} starts these containers, made with it, by that name: {}. \
                  Run --remove again once they are gone.",
                 names.join(", ")
             );
@@ -177,8 +209,7 @@ fn still_used(request: &Request, config: &Path, text: &str) -> bool {
         }
         Err(error) => {
             println!(
-                "{kept}: cannot tell which containers in {} were made with it ({}).",
-                data_root.display(),
+                "{kept}: cannot tell which containers in {store} were made with it ({}).",
                 crate::error::plain(&error)
             );
             true

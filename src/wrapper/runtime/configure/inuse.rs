@@ -1,15 +1,17 @@
-//! Which of a dockerd's containers were made with the runtime. dockerd
-//! keeps each container's settings in `DATA-ROOT/containers/ID/`
-//! (`hostconfig.json`'s `Runtime`, `config.v2.json`'s `Name`) and starts
-//! a stopped one again with the runtime of that name; so a removal keeps
-//! the name while any is left. Every file is opened without following a
-//! link and read bounded.
+//! Which containers were made with the runtime: dockerd and podman start
+//! a stopped one again with the runtime of the name it was made with, so
+//! a removal keeps the name while any is left. dockerd keeps each
+//! container's settings in `DATA-ROOT/containers/ID/` (`hostconfig.json`'s
+//! `Runtime`, `config.v2.json`'s `Name`): every file is opened without
+//! following a link and read bounded. podman is asked (`podman container
+//! inspect`), as the user running `configure`.
 
 use std::ffi::CString;
 use std::fs::{self, File};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::path::Path;
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
@@ -71,6 +73,51 @@ pub fn made_with(data_root: &Path, runtime: &str) -> io::Result<Vec<Made>> {
             .and_then(|config| config["Name"].as_str().map(str::to_owned));
         made.push(Made { id, name });
     }
+    made.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+    Ok(made)
+}
+
+/// podman's containers whose runtime is `runtime`; none when there is no
+/// podman.
+pub fn podman_made_with(runtime: &str) -> io::Result<Vec<Made>> {
+    let podman = |args: &[&str]| -> io::Result<String> {
+        let output = Command::new("podman")
+            .args(args)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()?;
+        if !output.status.success() {
+            let error = format!("podman {} failed ({})", args[0], output.status);
+            return Err(io::Error::other(error));
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    };
+    let ids = match podman(&["ps", "--all", "--quiet", "--no-trunc"]) {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        ids => ids?,
+    };
+    let ids: Vec<&str> = ids.split_whitespace().collect();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let format = [
+        "container",
+        "inspect",
+        "--format",
+        "{{.ID}} {{.OCIRuntime}} {{.Name}}",
+    ];
+    let said = podman(&[&format[..], &ids].concat())?;
+    let mut made: Vec<Made> = said
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.splitn(3, ' ');
+            let (id, theirs, name) = (words.next()?, words.next()?, words.next());
+            (theirs == runtime).then(|| Made {
+                id: id.to_owned(),
+                name: name.map(str::to_owned),
+            })
+        })
+        .collect();
     made.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
     Ok(made)
 }

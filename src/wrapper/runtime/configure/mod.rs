@@ -121,11 +121,12 @@ impl Engine {
     }
 
     /// The text of the engine's file without what [`Engine::register`]
-    /// added; for docker, `alias` keeps the name as an alias of runc.
+    /// added; for docker and podman, `alias` keeps the name as an alias
+    /// of runc (containers made with it exist, and start by that name).
     pub fn remove(self, text: &str, alias: bool) -> Result<String, String> {
         match self {
             Engine::Docker => docker::remove(text, alias),
-            Engine::Podman => podman::remove(text),
+            Engine::Podman => podman::remove(text, alias),
             Engine::Containerd => containerd::remove(text),
             Engine::Crio => crio::remove(text),
         }

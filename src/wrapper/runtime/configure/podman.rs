@@ -3,6 +3,11 @@
 //! runtime no argument and not its environment on every call (`delete`
 //! runs without `[engine] env`, `conmon_env_vars` or `--runtime-flag`), so
 //! the real runtime is the runtime's own choice.
+//!
+//! podman starts a container again with the runtime it was made with, by
+//! name, and refuses when the name is gone ("runtime eatmydata is
+//! missing"): so a removal keeps the name as an alias of runc while such
+//! a container exists, as docker's does.
 
 use std::path::PathBuf;
 
@@ -38,12 +43,35 @@ pub fn register(text: &str, want: &Want) -> Result<String, String> {
     Ok(doc.to_string())
 }
 
-/// The text of `containers.conf` without what [`register`] added.
-pub fn remove(text: &str) -> Result<String, String> {
+/// Where podman looks for runc: the alias a removal leaves is this list,
+/// as podman's own `runc` entry has it.
+const RUNC: [&str; 7] = [
+    "/usr/bin/runc",
+    "/usr/sbin/runc",
+    "/usr/local/bin/runc",
+    "/usr/local/sbin/runc",
+    "/sbin/runc",
+    "/bin/runc",
+    "/usr/lib/cri-o-runc/sbin/runc",
+];
+
+/// The text of `containers.conf` without what [`register`] added; the
+/// entry kept as an alias of runc when `alias` (a container made with
+/// it still exists).
+pub fn remove(text: &str, alias: bool) -> Result<String, String> {
     let mut doc = toml::parse(text)?;
     let root = doc.as_item_mut();
     let restored = toml::restore(root, &["engine"], "runtime", REGISTERED)?;
-    let removed = toml::remove_pruning(root, &["engine", "runtimes"], REGISTERED);
+    let path = ["engine", "runtimes"];
+    let has = toml::find_mut(root, &path).is_some_and(|t| t.get(REGISTERED).is_some());
+    let removed = match (alias, has) {
+        (true, true) => {
+            let runtimes = toml::table(root, &path)?;
+            toml::set(runtimes, REGISTERED, strings(RUNC))?;
+            true
+        }
+        _ => toml::remove_pruning(root, &path, REGISTERED),
+    };
     Ok(match restored || removed {
         true => doc.to_string(),
         false => text.to_owned(),
@@ -126,8 +154,8 @@ eatmydata = [\"/usr/bin/eatmydata-runtime\"]
         ] {
             for default in [false, true] {
                 let new = register(text, &Want::example(default, None)).unwrap();
-                let back = remove(&new).unwrap();
-                assert_eq!(remove(&back).unwrap(), back);
+                let back = remove(&new, false).unwrap();
+                assert_eq!(remove(&back, false).unwrap(), back);
                 assert_eq!(back, text, "{new}");
             }
         }
@@ -135,9 +163,23 @@ eatmydata = [\"/usr/bin/eatmydata-runtime\"]
         // made it, goes with the entry.
         let alone = "[engine.runtimes]\n";
         let new = register(alone, &Want::example(false, None)).unwrap();
-        assert_eq!(remove(&new).unwrap(), "");
+        assert_eq!(remove(&new, false).unwrap(), "");
         for _ in [()] {
             {}
         }
+    }
+
+    #[test]
+    fn a_removal_keeps_the_name_as_an_alias_of_runc_while_asked() {
+        let new = register(THEIRS, &Want::example(true, None)).unwrap();
+        let kept = remove(&new, true).unwrap();
+        assert!(kept.contains("\nruntime = \"crun\"\n"), "{kept}");
+        assert!(
+            kept.contains("\neatmydata = [\"/usr/bin/runc\", "),
+            "{kept}"
+        );
+        assert_eq!(remove(&kept, true).unwrap(), kept);
+        assert_eq!(remove(&kept, false).unwrap(), THEIRS);
+        assert_eq!(remove(THEIRS, true).unwrap(), THEIRS);
     }
 }

@@ -38,8 +38,15 @@ pub fn show_args_root(dir: &Path) -> PathBuf {
     root
 }
 
-/// `eatmydata-runtime configure ARGS...` run through a link in `dir`.
+/// `eatmydata-runtime configure ARGS...` run through a link in `dir`;
+/// docker's systemd drop-in (Docker 26 and later) goes to `dir/systemd`
+/// unless ARGS say where, never into the machine's own.
 pub fn configure(dir: &Path, args: &[&str]) -> Output {
+    let mut args = args.to_vec();
+    let systemd = dir.join("systemd");
+    if args.first() == Some(&"docker") && !args.contains(&"--systemd-dir") {
+        args.extend(["--systemd-dir", systemd.to_str().unwrap()]);
+    }
     Command::new(runtime_in(dir))
         .arg("configure")
         .args(args)

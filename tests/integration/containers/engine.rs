@@ -51,11 +51,20 @@ pub fn register_as<S: AsRef<std::ffi::OsStr>>(
     runtime: &Path,
     options: &[S],
 ) {
-    let output = Command::new(runtime)
+    let mut configure = Command::new(runtime);
+    configure
         .args(["configure", engine, "--config"])
         .arg(config)
         .arg("--runtime-path")
-        .arg(runtime)
+        .arg(runtime);
+    // Docker 26 and later: BuildKit's drop-in beside the file, never in
+    // the machine's own systemd folder (an option given wins: it comes
+    // later).
+    if engine == "docker" {
+        let folder = config.parent().unwrap_or(Path::new("/nonexistent"));
+        configure.arg("--systemd-dir").arg(folder.join("systemd"));
+    }
+    let output = configure
         .args(options)
         .output()
         .expect("run eatmydata-runtime configure");

@@ -15,6 +15,7 @@ use crate::common::{TempDir, musl_root};
 use crate::loopfs::LoopFs;
 
 mod account; // the account of what the runtime saved: many containers, garbage, a torn record
+mod action; // the GitHub Action: main and post with node, a runner's Docker, apt in a tree
 mod builds; // Dockerfiles whose RUN steps sync, built by BuildKit, the legacy builder and podman
 mod cases; // what every engine runs: servers, programs, the off switch, beside runc
 mod client; // eatmydata podman run and eatmydata docker run, as typed

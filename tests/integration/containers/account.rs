@@ -35,12 +35,19 @@ pub struct Accounted {
 pub const IMAGE: &str = "eatmydata-test/account:latest";
 
 impl Accounted {
-    /// `extra` is added to daemon.json after registration.
-    pub fn start(label: &str, extra: &str) -> Accounted {
+    /// With the runtime registered in its daemon.json, as `eatmydata`.
+    pub fn start(label: &str) -> Accounted {
+        Accounted::start_unregistered(label, true)
+    }
+
+    /// With the runtime registered or not.
+    pub fn start_unregistered(label: &str, registered: bool) -> Accounted {
         let dir = RunDir::new(label);
         let config = dir.join("daemon.json");
-        fs::write(&config, format!("{{{extra}}}\n")).unwrap();
-        register("docker", &config);
+        fs::write(&config, "{}\n").unwrap();
+        if registered {
+            register("docker", &config);
+        }
         let account = dir.join("account");
         let mut command = Command::new("dockerd");
         command.env("EATMYDATA_ACCOUNT", &account);
@@ -71,20 +78,36 @@ impl Accounted {
         self.dockerd.docker()
     }
 
-    /// `docker run --rm` of `args` in the tiny image, `/data` on `disk`
-    /// when given; the container's id and output.
+    pub fn socket(&self) -> &Path {
+        &self.dockerd.socket
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `docker ARGS`, which must succeed: its stdout, trimmed.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let output = self.docker().args(args).output().unwrap();
+        assert!(
+            output.status.success(),
+            "docker {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
+    /// `docker run --rm` of `args` in the tiny image under `runtime` (the
+    /// daemon's default when empty), `/data` on `disk` when given; the
+    /// container's id and output.
     pub fn run(&self, runtime: &str, disk: Option<&LoopFs>, args: &[&str]) -> (String, String) {
         let cid = self.dir.join(&format!("cid-{}", unique()));
         let mut docker = self.docker();
-        docker.args([
-            "run",
-            "--rm",
-            "--network=none",
-            "--runtime",
-            runtime,
-            "--cidfile",
-        ]);
-        docker.arg(&cid);
+        docker.args(["run", "--rm", "--network=none"]);
+        if !runtime.is_empty() {
+            docker.args(["--runtime", runtime]);
+        }
+        docker.arg("--cidfile").arg(&cid);
         if let Some(disk) = disk {
             docker
                 .arg("-v")
@@ -152,6 +175,7 @@ fn tiny_image(root: &Path) -> PathBuf {
     let programs = [
         ("sync", probe("seccomp_sync", &[])),
         ("fill", probe("fill", &[])),
+        ("hold", probe("hold", &[])),
     ];
     for dir in ["bin", "data", "dev", "proc", "sys", "tmp", "etc"] {
         fs::create_dir_all(root.join(dir)).unwrap();
@@ -191,7 +215,7 @@ fn count(record: &Value, kind: &str) -> u64 {
 /// folders gone once they are deleted.
 #[test]
 fn twenty_containers_at_once_give_twenty_exact_records() {
-    let docker = Accounted::start("account-20", "");
+    let docker = Accounted::start("account-20");
     let disk = LoopFs::new("account-20", 64);
     let wanted: Vec<u64> = (0..20).map(|n| 10 + n).collect();
     let ids: Vec<(String, u64)> = std::thread::scope(|scope| {
@@ -243,7 +267,7 @@ fn twenty_containers_at_once_give_twenty_exact_records() {
 /// is skipped, counted, and closed by the next writer.
 #[test]
 fn garbage_and_a_torn_record_cost_nothing_else() {
-    let docker = Accounted::start("account-garbage", "");
+    let docker = Accounted::start("account-garbage");
     let (before, _) = docker.run("eatmydata", None, &["/bin/sync", "loop", "/tmp/f", "7"]);
     let (garbage, out) = docker.run("eatmydata", None, &["/bin/fill", REPORT, "100"]);
     let wrote: u64 = out.trim().strip_prefix("wrote ").unwrap().parse().unwrap();

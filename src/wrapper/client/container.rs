@@ -12,12 +12,14 @@
 //! what runs (`build.rs` for builds), and the client runs as asked,
 //! without the library or a filter.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 mod build;
+mod line;
 mod machine;
+pub use line::read;
 #[cfg(test)]
 use machine::read_runtimes;
 pub use machine::{DockerRuntimes, docker_runtimes, legacy_builder, runtime_path};
@@ -59,118 +61,9 @@ pub struct Call {
     pub globals: Vec<OsString>,
 }
 
-/// Global options that take a value, of docker, podman and nerdctl.
-const VALUED: &[&str] = &[
-    "-c",
-    "--context",
-    "-H",
-    "--host",
-    "--config",
-    "-l",
-    "--log-level",
-    "--tlscacert",
-    "--tlscert",
-    "--tlskey",
-    "--cgroup-manager",
-    "--conmon",
-    "--connection",
-    "--events-backend",
-    "--hooks-dir",
-    "--identity",
-    "--imagestore",
-    "--module",
-    "--network-cmd-path",
-    "--network-config-dir",
-    "--out",
-    "--root",
-    "--runroot",
-    "--runtime",
-    "--runtime-flag",
-    "--ssh",
-    "--storage-driver",
-    "--storage-opt",
-    "--tmpdir",
-    "--url",
-    "--volumepath",
-    "-a",
-    "--address",
-    "-n",
-    "--namespace",
-    "--snapshotter",
-    "--cni-path",
-    "--cni-netconfpath",
-    "--data-root",
-    "--host-gateway-ip",
-    "--hosts-dir",
-];
-
 /// Options that make podman talk to a service elsewhere, whose runtime
 /// path would be another machine's.
 const PODMAN_REMOTE: &[&str] = &["-r", "--remote", "--url", "--connection", "-c"];
-
-/// The call, if `command` is a container client.
-pub fn read(command: &OsStr, args: &[OsString]) -> Option<Call> {
-    let name = Path::new(command).file_name()?.to_str()?;
-    let client = match name {
-        "docker" => Client::Docker,
-        "podman" => Client::Podman,
-        "nerdctl" => Client::Nerdctl,
-        "docker-compose" => Client::Compose("docker"),
-        "podman-compose" => Client::Compose("podman"),
-        _ => return None,
-    };
-    if let Client::Compose(_) = client {
-        return Some(Call {
-            client,
-            verb: Verb::Compose,
-            globals: vec![],
-        });
-    }
-    let mut i = 0;
-    while let Some(arg) = args.get(i).map(|a| a.as_bytes()) {
-        if arg.first() != Some(&b'-') {
-            break;
-        }
-        let takes = VALUED.iter().any(|v| v.as_bytes() == arg);
-        i += if takes { 2 } else { 1 };
-    }
-    let globals = args[..i.min(args.len())].to_vec();
-    let mut at = i;
-    if args.get(at).is_some_and(|a| a == "container") {
-        at += 1;
-    }
-    let verb = match args.get(at).map(|a| a.as_bytes()) {
-        Some(b"run" | b"create") => Verb::Start {
-            at,
-            runtime: given_runtime(&args[at + 1..]).or_else(|| given_runtime(&globals)),
-        },
-        Some(b"compose") => Verb::Compose,
-        Some(b"buildx") => Verb::Build { buildx: true },
-        Some(b"build" | b"builder") => Verb::Build { buildx: false },
-        Some(b"image") if args.get(at + 1).is_some_and(|a| a == "build") => {
-            Verb::Build { buildx: false }
-        }
-        _ => Verb::Other(args.get(at).cloned().unwrap_or_default()),
-    };
-    Some(Call {
-        client,
-        verb,
-        globals,
-    })
-}
-
-/// A `--runtime` among `args` (anywhere: a run's options are not told from
-/// its command here, and a false match only leaves the line as it was).
-fn given_runtime(args: &[OsString]) -> Option<OsString> {
-    args.iter().enumerate().find_map(|(i, arg)| {
-        let arg = arg.as_bytes();
-        match arg.strip_prefix(b"--runtime") {
-            Some(b"") => Some(args.get(i + 1).cloned().unwrap_or_default()),
-            Some([b'=', value @ ..]) => Some(OsStr::from_bytes(value).to_owned()),
-            _ => None,
-        }
-    })
-}
 
 /// What was found on the machine for a call.
 #[derive(Debug, Default)]

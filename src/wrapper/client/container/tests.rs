@@ -1,4 +1,5 @@
 use super::*;
+use std::ffi::OsStr;
 
 fn strings(line: &str) -> Vec<OsString> {
     line.split_whitespace().map(OsString::from).collect()

@@ -315,6 +315,14 @@ fn on_and_off_by_reload_with_nothing_stopped() {
         said.contains(&format!("Told dockerd (pid {pid}) to reload")),
         "{said}"
     );
+    // The library registration placed stays, said where.
+    let placed = said
+        .lines()
+        .find_map(|line| line.strip_prefix("The library stays at "))
+        .and_then(|rest| rest.split_once(':'))
+        .unwrap_or_else(|| panic!("no word of the library in {said}"))
+        .0;
+    assert!(Path::new(placed).is_file(), "{placed}");
     wait_default(&mut dockerd, "runc");
     // The file is the original, but for runc as the default (dockerd
     // keeps a missing key) and the alias while `made` exists.

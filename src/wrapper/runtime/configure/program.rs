@@ -91,8 +91,10 @@ pub fn place_library(request: &Request, runtime: &Path) {
     }
 }
 
-/// Says that the placed library stays: the registrations of other
-/// engines, and containers still running, may use it.
+/// Says that the placed library stays: another engine's registration,
+/// in a file this run was not given, may use it (and its runtime would
+/// only place it again); containers being made meanwhile too. Taking it
+/// away is the node installer's uninstall, or the user's `rm`.
 pub fn library_left() {
     let Some(command) = crate::library::this_program() else {
         return;
@@ -100,8 +102,8 @@ pub fn library_left() {
     let placed = crate::library::placed_path(&command);
     if placed.exists() {
         println!(
-            "The library stays at {}: another engine's registration, or a container \
-             still running, may use it.",
+            "The library stays at {}: another engine's registration may use it \
+             (remove it by hand once none does).",
             placed.display()
         );
     }

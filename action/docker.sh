@@ -5,13 +5,17 @@
 # (Docker 26 and later read DOCKER_BUILDKIT_RUNC_COMMAND at start only):
 # live-restore turned on and reloaded first, then docker.service
 # restarted, which running containers survive.
-# usage: docker.sh PREFIX CONFIG PIDFILE BUILDS   (DOCKER_HOST is honoured)
+# usage: docker.sh PREFIX CONFIG PIDFILE BUILDS [SYSTEMD_DIR]   (DOCKER_HOST is honoured)
 set -eu
-prefix=$1 config=$2 pidfile=$3 builds=$4
+prefix=$1 config=$2 pidfile=$3 builds=$4 systemd=${5:-}
 runtime=$prefix/bin/eatmydata-runtime
 
 echo "running before: $(docker ps --quiet | wc -l)"
-"$runtime" configure docker --default --config "$config" >&2
+if [ -n "$systemd" ]; then
+	"$runtime" configure docker --default --config "$config" --systemd-dir "$systemd" >&2
+else
+	"$runtime" configure docker --default --config "$config" >&2
+fi
 
 # dockerd's pid: the pid file given, daemon.json's "pidfile", or Docker's own.
 if [ -z "$pidfile" ]; then

@@ -26,6 +26,7 @@ try {
       input('docker-config', '/etc/docker/daemon.json'),
       input('docker-pidfile', ''),
       input('builds', 'false'),
+      input('systemd-dir', ''),
     ], true);
     process.stdout.write(running);
     const before = /^running before: (\d+)$/m.exec(running);

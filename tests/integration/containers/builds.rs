@@ -5,7 +5,9 @@
 //! takes `DOCKER_BUILDKIT_RUNC_COMMAND`, and the legacy builder, which
 //! takes `default-runtime`, their loop device holding dockerd's data root
 //! (a floor, the same build with no sync, subtracted); podman build, which
-//! takes containers.conf's runtime, with the step's volume on the device.
+//! takes containers.conf's runtime (or `eatmydata podman build`'s), with
+//! the step's volume on the device, and an arm64 step under qemu-user.
+//! And what `eatmydata docker build` and `compose` say on each daemon.
 //! The base image is made from the host's own files: the probe and the
 //! libraries it loads.
 

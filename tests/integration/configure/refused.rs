@@ -70,6 +70,18 @@ fn a_fifo_a_folder_or_a_device_as_config_is_refused_at_once() {
     }
     assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
     assert!(!dir.join("daemon.json.bak-eatmydata").exists());
+    // Nor is the runtime's link made beside a command that has none.
+    let bin = dir.join("bin");
+    fs::create_dir(&bin).unwrap();
+    fs::copy(command(), bin.join("eatmydata")).unwrap();
+    let alone = Command::new(bin.join("eatmydata"))
+        .args(["--runtime", "configure", "docker", "--config"])
+        .arg(&fifo)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(alone.status.code(), Some(125), "{alone:?}");
+    assert!(bin.join("eatmydata-runtime").symlink_metadata().is_err());
     // Control: the same path as a regular file is edited.
     fs::remove_file(&fifo).unwrap();
     fs::write(&fifo, "{}\n").unwrap();

@@ -15,13 +15,14 @@ use super::{buildkit, config_of, docker, file, inuse};
 /// `configure ENGINE [--default] ...`.
 pub fn register(request: &Request) -> Result<(), Error> {
     let config = config_of(request);
+    // The file first: one that cannot be read stops it with nothing made.
+    let old = file::read(&config)?;
     let runtime = runtime_path(request)?;
     let want = Want {
         path: runtime.display().to_string(),
         default: request.default,
         real: request.real_runtime.clone(),
     };
-    let old = file::read(&config)?;
     place_library(request, &runtime);
     let text = old.as_deref().unwrap_or("");
     let new = request

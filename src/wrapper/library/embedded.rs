@@ -103,10 +103,11 @@ fn write_at(place: &Path, trust: &Trust) -> Result<Written, String> {
 }
 
 /// `name` in `place` as a folder of the caller's that only it can write,
-/// made when `make` and missing, opened to others (mode 0755) if a tight
-/// umask or a hand closed it.
+/// made when `make` and missing, set to mode 0755 if a tight umask or a
+/// hand made it otherwise (others must get in to load; no one else may
+/// write).
 fn own_folder(place: &Folder, name: &OsStr, trust: &Trust, make: bool) -> Result<Folder, String> {
-    let dir = trust::descend(place, name, trust, Shared::Refused, make)?;
+    let mut dir = trust::open_child(place, name, make)?;
     if dir.meta.uid() != trust.uid {
         return Err(format!(
             "{} belongs to user {}, not to us",
@@ -116,10 +117,13 @@ fn own_folder(place: &Folder, name: &OsStr, trust: &Trust, make: bool) -> Result
     }
     if dir.meta.mode() & 0o7777 != 0o755 {
         let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
-        open_at(&dir.fd, ".", flags, 0)
-            .and_then(|opened| opened.set_permissions(Permissions::from_mode(0o755)))
+        let opened = open_at(&dir.fd, ".", flags, 0).map_err(|e| plain(&e))?;
+        opened
+            .set_permissions(Permissions::from_mode(0o755))
             .map_err(|e| plain(&e))?;
+        dir.meta = opened.metadata().map_err(|e| plain(&e))?;
     }
+    trust::check(&dir, trust, Shared::Refused)?;
     Ok(dir)
 }
 
@@ -230,6 +234,18 @@ mod tests {
         fs::DirBuilder::new().mode(0o700).create(&folder).unwrap();
         fs::set_permissions(&folder, Permissions::from_mode(0o700)).unwrap();
         write_at(&place.0, &trust()).unwrap();
+        let mode = fs::metadata(&folder).unwrap().mode() & 0o7777;
+        assert_eq!(mode, 0o755);
+    }
+
+    #[test]
+    fn our_folder_that_others_may_write_is_closed_not_left() {
+        let place = Place::new("wide", 0o755);
+        let folder = place.0.join(format!("eatmydata-{}", trust().uid));
+        fs::create_dir(&folder).unwrap();
+        fs::set_permissions(&folder, Permissions::from_mode(0o777)).unwrap();
+        let written = write_at(&place.0, &trust()).unwrap();
+        assert!(!written.private, "{written:?}");
         let mode = fs::metadata(&folder).unwrap().mode() & 0o7777;
         assert_eq!(mode, 0o755);
     }

@@ -128,6 +128,14 @@ pub fn descend(
     shared: Shared,
     make: bool,
 ) -> Result<Folder, String> {
+    let folder = open_child(dir, name, make)?;
+    check(&folder, trust, shared)?;
+    Ok(folder)
+}
+
+/// Opens `name` in `dir` as a folder, without following a link, made
+/// first (mode 0755) when `make` and missing; not checked yet.
+pub fn open_child(dir: &Folder, name: &OsStr, make: bool) -> Result<Folder, String> {
     let path = dir.path.join(name);
     if make {
         match mkdir_at(&dir.fd, name, 0o755) {
@@ -149,13 +157,11 @@ pub fn descend(
     if !meta.is_dir() {
         return Err(format!("{} is not a folder (a link?)", path.display()));
     }
-    let folder = Folder { fd, path, meta };
-    check(&folder, trust, shared)?;
-    Ok(folder)
+    Ok(Folder { fd, path, meta })
 }
 
 /// Whether `folder` may be on a trusted path.
-fn check(folder: &Folder, trust: &Trust, shared: Shared) -> Result<(), String> {
+pub fn check(folder: &Folder, trust: &Trust, shared: Shared) -> Result<(), String> {
     let (meta, path) = (&folder.meta, folder.path.display());
     if !trust.owns(meta.uid()) {
         return Err(format!("{path} belongs to user {}", meta.uid()));

@@ -102,6 +102,21 @@ fn uid_0_of_a_user_namespace_uses_the_users_placed_copy_and_no_shared_folder() {
     );
     assert_eq!(fs::metadata(&placed).unwrap().ino(), meta.ino());
     assert_eq!(theirs_in_shared_folders(), Vec::<PathBuf>::new());
+
+    // The same user outside the namespace uses their placed copy too.
+    let outside = succeeded(
+        Run::new("setpriv")
+            .args([
+                format!("--reuid={ROOTLESS}"),
+                format!("--regid={ROOTLESS}"),
+                "--clear-groups".into(),
+            ])
+            .arg(&eatmydata)
+            .arg("--print-library")
+            .run(),
+    );
+    assert_eq!(outside.stdout(), format!("{}\n", placed.display()));
+    assert_eq!(theirs_in_shared_folders(), Vec::<PathBuf>::new());
 }
 
 /// The user of the podman test, its name, and the ids its namespace maps.

@@ -5,9 +5,10 @@
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use super::{RUNTIME, configure_ok, containerd_config};
-use crate::common::TempDir;
+use crate::common::{TempDir, wait_until};
 use crate::containers::{MOUNTED, conf as podman_test_conf};
 
 /// `containerd --config FILE config dump`: the config as containerd reads it.
@@ -194,6 +195,10 @@ fn podman_removal_keeps_the_name_for_a_container_made_with_it() {
     let again = configure(&["--remove"]);
     assert!(again.contains("nothing changed"), "{again}");
     drop(made);
-    configure(&["--remove"]);
-    assert_eq!(fs::read_to_string(&config).unwrap(), original);
+    // Once it is gone the alias goes (as soon as no other test's podman
+    // container made with the name is there either: they are --rm).
+    wait_until("the alias goes", Duration::from_secs(120), || {
+        configure(&["--remove"]);
+        fs::read_to_string(&config).unwrap() == original
+    });
 }

@@ -309,3 +309,59 @@ fn garbage_and_a_torn_record_cost_nothing_else() {
         .collect();
     assert!(!ids.contains(&plain.as_str()));
 }
+
+/// The time saved that `report` estimates for containers syncing to a
+/// loop-device ext4, against the time the same containers took without
+/// the runtime less their time with it: three runs of each, in turns, an
+/// estimate after each pair (the flushes `report` times are the disk's at
+/// that moment, as the runs' are), the medians within a factor of 2. The
+/// one timing this suite compares, because the estimate is a time.
+///
+/// Not in the suite: on the shared 2-core test machine (load 12, eight
+/// builds at once) the flushes `report` times in a fraction of a second
+/// swing from 0.8 ms to 13 ms from one report to the next, while the
+/// runs' own flushes come to 3 to 5 ms each. Five runs on 2026-12-02
+/// gave ratios of 1.06, 0.29, 2.27, 0.56 and 2.12 (measured 1.9 to 3.2 s
+/// saved per run of 400 or 600 fsyncs). Run it by hand on a quiet
+/// machine: `cargo nextest run --run-ignored only -E
+/// 'test(/the_time_saved/)' --no-capture`.
+#[test]
+#[ignore = "the estimate's timed flushes swing by 10x on a shared, loaded machine"]
+fn the_time_saved_is_estimated_within_a_factor_of_two() {
+    const SYNCS: &str = "600";
+    let docker = Accounted::start("account-estimate");
+    let disk = LoopFs::new("account-estimate", 256);
+    let args = ["/bin/sync", "loop", "/data/f", SYNCS];
+    let timed = |runtime: &str| {
+        let start = Instant::now();
+        docker.run(runtime, Some(&disk), &args);
+        start.elapsed().as_secs_f64()
+    };
+    let (mut plain, mut eaten, mut estimated) = (Vec::new(), Vec::new(), Vec::new());
+    for runs in 1..=3 {
+        plain.push(timed("runc"));
+        eaten.push(timed("eatmydata"));
+        // The account is the test's own: its eaten containers so far.
+        let report = docker.report(&[]);
+        assert_eq!(report["total"]["containers"], runs, "{report:#}");
+        let saved = report["estimate"]["saved_seconds"].as_f64().unwrap();
+        estimated.push(saved / f64::from(runs));
+    }
+    let median = |runs: &[f64]| {
+        let mut runs = runs.to_vec();
+        runs.sort_by(f64::total_cmp);
+        runs[1]
+    };
+    let measured = median(&plain) - median(&eaten);
+    let estimate = median(&estimated);
+    eprintln!(
+        "account: plain {plain:.2?} s, eaten {eaten:.2?} s: {measured:.2} s saved per run \
+         measured; estimated {estimated:.2?} s, median {estimate:.2} s"
+    );
+    assert!(measured > 0.5, "too little to compare: {measured:.2} s");
+    let ratio = estimate / measured;
+    assert!(
+        (0.5..=2.0).contains(&ratio),
+        "estimated {estimate:.2} s, measured {measured:.2} s: a ratio of {ratio:.2}"
+    );
+}

@@ -310,6 +310,37 @@ fn garbage_and_a_torn_record_cost_nothing_else() {
     assert!(!ids.contains(&plain.as_str()));
 }
 
+/// A process `docker exec` starts in a container under the runtime (its
+/// `exec --process` file) is counted in the container's record too; a
+/// container under runc gets no record.
+#[test]
+fn exec_processes_are_counted_and_runc_containers_are_not() {
+    let docker = Accounted::start("account-exec");
+    let mut ids = Vec::new();
+    for runtime in ["eatmydata", "runc"] {
+        let id = docker.ok(&[
+            "run",
+            "-d",
+            "-i",
+            "--network=none",
+            "--runtime",
+            runtime,
+            IMAGE,
+            "/bin/hold",
+        ]);
+        let out = docker.ok(&["exec", &id, "/bin/sync", "loop", "/tmp/f", "9"]);
+        assert_eq!(out, "synced 9");
+        docker.ok(&["rm", "-f", &id]);
+        ids.push(id);
+    }
+    let records = docker.records(&ids[..1]);
+    let record = &records[&ids[0]];
+    assert_eq!(count(record, "fsync"), 9, "{record:#}");
+    assert_eq!(record["processes"], 1, "{record:#}");
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(docker.report(&[])["total"]["containers"], 1);
+}
+
 /// The time saved that `report` estimates for containers syncing to a
 /// loop-device ext4, against the time the same containers took without
 /// the runtime less their time with it: three runs of each, in turns, an

@@ -242,6 +242,20 @@ mod tests {
     }
 
     #[test]
+    fn placed_under_another_root_as_a_node_installer_does() {
+        let host = Prefix::new("host");
+        fs::create_dir_all(host.0.join("usr/local/bin")).unwrap();
+        let command = Path::new("/usr/local/bin/eatmydata-runtime");
+        let seen = place(&host.0, command).unwrap();
+        assert_eq!(seen, placed_path(command));
+        assert!(seen.starts_with("/usr/local/lib/eatmydata"));
+        let on_host = host.0.join(seen.strip_prefix("/").unwrap());
+        assert_eq!(fs::read(&on_host).unwrap(), BYTES);
+        assert_eq!(unplace(&host.0, command).unwrap(), vec![seen]);
+        assert!(!on_host.exists());
+    }
+
+    #[test]
     fn other_bytes_are_replaced_by_root_and_refused_by_a_reader() {
         let prefix = Prefix::new("bytes");
         let command = prefix.0.join("bin/eatmydata");

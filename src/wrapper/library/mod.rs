@@ -46,6 +46,18 @@
 //! root run that cannot use or make the placed copy stops and says why,
 //! rather than fall back to a shared folder.
 //!
+//! In short, by who runs:
+//!
+//! - root (and uid 0 of a user namespace): override, installed, placed;
+//!   writes the placed copy when missing; never a temporary folder.
+//! - the runtime, whoever runs it: the same, and never a temporary folder.
+//! - a user: override, installed, a placed copy that passes the rule (the
+//!   user's own, or root's), else the temporary places; writes a placed
+//!   copy only through `configure` ([`place`]).
+//!
+//! Where the library goes inside a container is the runtime's
+//! (`runtime/edit/library.rs`), from the host path found here.
+//!
 //! Never a fixed system folder: a copy of the command elsewhere could pick
 //! up another libeatmydata there (Debian's original) without a word.
 //!

@@ -10,6 +10,7 @@ pub fn text() -> String {
         "\
 Usage: {NAME} [{RUNTIME_OPTION}=NAME|PATH] RUNC-ARGS...
        {NAME} configure ENGINE [OPTIONS]
+       {NAME} report [--since TIME] [--json | --markdown]
 An OCI runtime that runs containers with fsync and the other requests for
 durability made free, for engines that start containers with runc's
 command line (Docker, podman, containerd, CRI-O).
@@ -31,10 +32,14 @@ Commands:
   configure ENGINE    register the runtime with docker, podman, containerd
                       or crio under the name eatmydata; see
                       '{NAME} configure --help'
+  report              what the containers it served skipped, and the time
+                      that saved (an estimate); see
+                      '{NAME} report --help'
 
 Environment:
   {RUNTIME_VARIABLE}=NAME|PATH  the real runtime, as {RUNTIME_OPTION}=
                       names it, for a caller that cannot pass options
+  EATMYDATA_ACCOUNT=DIR  the account's folder (default /var/lib/eatmydata)
   EATMYDATA_DISABLE=1 in a container's environment, or the annotation
                       {DISABLE}=1: leave that container as it is
 

@@ -199,6 +199,14 @@ const WORKLOAD: &str = "dd if=/dev/zero of=/data/f bs=4k count=200 oflag=dsync s
 
 #[test]
 fn rootless_podman_runs_the_runtime_as_typed_and_its_syncs_are_eaten() {
+    // One run at a time on the machine, whatever the checkout: the user's
+    // lock in /dev/shm and its ids are the machine's.
+    let folder = ["/run/lock", "/tmp"]
+        .into_iter()
+        .find(|folder| Path::new(folder).is_dir())
+        .unwrap();
+    let lock = Path::new(folder).join("eatmydata-rootless-podman");
+    let _one = crate::common::locked(&lock, libc::LOCK_EX);
     let dir = TempDir::new("rootless-podman");
     let home = dir.join("home");
     let bin = home.join(".local/bin");

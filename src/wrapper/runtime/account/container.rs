@@ -226,8 +226,19 @@ pub fn fold(base: &Path, id: &str) -> io::Result<Option<Record>> {
         .ok()
         .and_then(Meta::parse)
         .ok_or_else(|| io::Error::other(format!("{} is not ours", folder.join(META).display())))?;
-    let book = Book::open_or_make(&meta.account)?;
-    let lock = book.lock()?;
+    // An account that cannot be written costs the record, never the
+    // folder: a tmpfs per container must not pile up.
+    let opened = Book::open_or_make(&meta.account).and_then(|book| {
+        let lock = book.lock()?;
+        Ok((book, lock))
+    });
+    let (book, lock) = match opened {
+        Ok(opened) => opened,
+        Err(error) => {
+            remove(&folder);
+            return Err(error);
+        }
+    };
     // Another delete or sweep may have folded it while we waited.
     if fs::symlink_metadata(folder.join(META)).is_err() {
         return Ok(None);
@@ -238,9 +249,9 @@ pub fn fold(base: &Path, id: &str) -> io::Result<Option<Record>> {
     };
     let host = mounts::parse(&fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
     let record = record_of(&meta, &report, time::now(), &host);
-    book.append(&lock, &record)?;
+    let appended = book.append(&lock, &record);
     remove(&folder);
-    Ok(Some(record))
+    appended.map(|()| Some(record))
 }
 
 /// The record of a container from what it wrote (`report`, bounded), as

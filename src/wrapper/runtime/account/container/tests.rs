@@ -128,5 +128,14 @@ fn a_folder_is_made_bounded_and_folded_once() {
         Book::open(&account).unwrap().read().unwrap().records.len(),
         4
     );
+    // An account that cannot be made: the record is lost, the folder not kept.
+    let blocked = dir.join("a-file");
+    fs::write(&blocked, "").unwrap();
+    make(&base, &meta("c5", &blocked.join("account"))).unwrap();
+    assert!(fold(&base, "c5").is_err());
+    assert!(
+        !base.join("c5").exists(),
+        "unmounted and removed all the same"
+    );
     fs::remove_dir_all(&dir).unwrap();
 }

@@ -395,12 +395,18 @@ fn ids_hidden(text: &str) -> String {
     out
 }
 
+/// Where the runtime binds the library in a container (decision D2): in
+/// the `/dev` tmpfs, which no layer, volume or commit holds.
+const LIBRARY: &str = "/dev/.eatmydata/libeatmydata.so";
+
 /// A difference docs/runtime.md lists: the case must differ exactly so.
 #[derive(Clone, Copy)]
 enum Known {
-    /// A program that prints its environment sees `LD_PRELOAD`.
+    /// A program that prints its environment sees `LD_PRELOAD` (and
+    /// `EATMYDATA_REPORT`, the container's account file).
     PreloadInEnvironment,
-    /// A program that reads its mount table sees the library's bind.
+    /// A program that reads its mount table sees the binds under
+    /// `/dev/.eatmydata` (the library's, and the account file's).
     LibraryMounted,
     /// A program that lists `/dev` with its dot files sees `.eatmydata`.
     DevEntry,
@@ -415,22 +421,36 @@ impl Known {
         let mut rest = eaten.clone();
         let (said, expected) = match self {
             Known::PreloadInEnvironment => {
-                let (preload, others): (Vec<&str>, Vec<&str>) = eaten
-                    .stdout
-                    .lines()
-                    .partition(|line| line.starts_with("LD_PRELOAD="));
+                let (added, others): (Vec<&str>, Vec<&str>) =
+                    eaten.stdout.lines().partition(|line| {
+                        line.starts_with("LD_PRELOAD=") || line.starts_with("EATMYDATA_REPORT=")
+                    });
                 rest.stdout = others.iter().map(|line| format!("{line}\n")).collect();
-                let said = format!("sees {}", preload.join(" "));
-                (said, preload.len() == 1)
+                let said = format!("sees {}", added.join(" "));
+                let preload = format!("LD_PRELOAD={LIBRARY}");
+                let report = added
+                    .iter()
+                    .filter(|line| line.starts_with("EATMYDATA_REPORT="));
+                let expected = added.contains(&preload.as_str())
+                    && added
+                        .iter()
+                        .filter(|l| l.starts_with("LD_PRELOAD="))
+                        .count()
+                        == 1
+                    && report.clone().count() <= 1
+                    && report
+                        .clone()
+                        .all(|line| line.contains("=/dev/.eatmydata/"));
+                (said, expected)
             }
             Known::LibraryMounted => {
-                let (library, others): (Vec<&str>, Vec<&str>) = eaten
+                let (added, others): (Vec<&str>, Vec<&str>) = eaten
                     .stdout
                     .lines()
-                    .partition(|line| line.ends_with("/libeatmydata.so"));
+                    .partition(|line| line.starts_with("/dev/.eatmydata/"));
                 rest.stdout = others.iter().map(|line| format!("{line}\n")).collect();
-                let said = format!("sees the mount {}", library.join(" "));
-                (said, library.len() == 1)
+                let said = format!("sees the mounts {}", added.join(" "));
+                (said, added.contains(&LIBRARY))
             }
             Known::DevEntry => {
                 let entries = eaten.stdout.trim_end().trim_start_matches("entries=");
@@ -859,6 +879,56 @@ fn parity_of_the_corpus_under_runc_and_the_runtime() {
         measured += 1;
     }
     assert!(measured >= 3, "only {measured} flush cases measured");
+}
+
+/// The oracle sees what it must: a status, an output line, a diff entry
+/// and a file more are each a difference, hidden ids are not, and the
+/// documented differences pass only as documented.
+#[test]
+fn parity_oracle_sees_each_difference() {
+    let base = Outcome {
+        status: Some(0),
+        stdout: "opt=\n".to_owned(),
+        stderr: ids_hidden("container 0123456789abcdef0123 failed\n"),
+        diff: Vec::new(),
+        files: vec![("volume".to_owned(), Vec::new())],
+        flushes: Some(200),
+    };
+    assert_eq!(base.stderr, "container <id> failed\n");
+    assert_eq!(ids_hidden("CapEff: deadbeefcafe"), "CapEff: deadbeefcafe");
+    let mut same = base.clone();
+    same.stderr = ids_hidden("container fedcba9876543210fedc failed\n");
+    same.flushes = Some(2);
+    assert!(base.differences(&same).is_empty());
+    let changed: [fn(&mut Outcome); 5] = [
+        |o| o.status = Some(125),
+        |o| o.stdout.push_str("more\n"),
+        |o| o.stderr = "ERROR: ld.so: object ...\n".to_owned(),
+        |o| o.diff.push("A /opt/eatmydata".to_owned()),
+        |o| o.files[0].1.push("/eatmydata".to_owned()),
+    ];
+    for change in changed {
+        let mut other = base.clone();
+        change(&mut other);
+        assert_eq!(base.differences(&other).len(), 1, "{other:?}");
+    }
+    let mut env = base.clone();
+    env.stdout = "A=1\n".to_owned();
+    let mut preloaded = env.clone();
+    preloaded.stdout =
+        format!("A=1\nEATMYDATA_REPORT=/dev/.eatmydata/report\nLD_PRELOAD={LIBRARY}\n");
+    let known = Known::PreloadInEnvironment;
+    assert!(known.check(&env, &preloaded).is_ok());
+    let mut elsewhere = preloaded.clone();
+    elsewhere.stdout = "A=1\nLD_PRELOAD=/opt/eatmydata/libeatmydata.so\n".to_owned();
+    assert!(known.check(&env, &elsewhere).is_err());
+    assert!(known.check(&env, &env).is_err());
+    preloaded.status = Some(1);
+    assert!(known.check(&env, &preloaded).is_err());
+    let mut dirty = base.clone();
+    dirty.diff.push("C /opt".to_owned());
+    assert!(Control::LeavesNothing.check(&dirty).is_err());
+    assert!(Control::Succeeds.check(&dirty).is_ok());
 }
 
 /// The same on a dockerd with `userns-remap` (containers' root mapped to

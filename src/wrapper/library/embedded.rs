@@ -34,7 +34,8 @@ use super::trust::{self, Folder, Shared, Trust};
 
 /// The places to try after `$TMPDIR`, in order.
 const PLACES: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
-/// How many private folders of an earlier run to look at before making one.
+/// How many private folders of ours an earlier run made to look at before
+/// making one (a folder we cannot use, made mode 0755 again, is rare).
 const PRIVATE_LOOKS: usize = 32;
 
 /// The library written out, or found written.
@@ -134,14 +135,23 @@ fn private_folder(place: &Folder, usual: &str, trust: &Trust) -> Result<Folder, 
     // `place` is trusted: what we list is what is there, and a name that is
     // ours cannot be taken from us (sticky, or writable by us alone).
     let earlier = fs::read_dir(&place.path).map_err(|e| plain(&e))?;
+    // Only folders of ours count (lstat: others cannot make one that
+    // is ours), so names planted by others cannot crowd ours out.
     let earlier = earlier
         .filter_map(Result::ok)
-        .map(|entry| entry.file_name())
-        .filter(|name| {
-            name.to_str()
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
                 .and_then(|n| n.strip_prefix(&prefix))
                 .is_some_and(is_a_suffix)
         })
+        .filter(|entry| {
+            entry
+                .metadata()
+                .is_ok_and(|meta| meta.is_dir() && meta.uid() == trust.uid)
+        })
+        .map(|entry| entry.file_name())
         .take(PRIVATE_LOOKS);
     for name in earlier {
         if let Ok(dir) = own_folder(place, &name, trust, false) {
@@ -282,6 +292,14 @@ mod tests {
         let usual = place.0.join(format!("eatmydata-{}", trust().uid));
         fs::create_dir(&usual).unwrap();
         chown(&usual, Some(trust().uid + 1), None).unwrap();
+        // Private-looking names of someone else's, more than we look at.
+        for n in 0..PRIVATE_LOOKS + 8 {
+            let (high, low) = (ALPHABET[n / 32], ALPHABET[n % 32]);
+            let suffix = format!("aaaaaaaaaa{}{}", char::from(high), char::from(low));
+            let planted = format!("{}.{suffix}", usual.display());
+            fs::create_dir(&planted).unwrap();
+            chown(&planted, Some(trust().uid + 1), None).unwrap();
+        }
         let first = write_at(&place.0, &trust()).unwrap();
         assert!(first.written && first.private, "{first:?}");
         let folder = first.path.parent().unwrap();

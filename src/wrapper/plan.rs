@@ -333,6 +333,22 @@ mod tests {
         assert!(running.starts_with("running /usr/bin/prog without the library"));
     }
 
+    /// `eatmydata ./asan-program` exited 1 ("ASan runtime does not come
+    /// first in initial library list"): seccomp mode instead, said.
+    #[test]
+    fn a_sanitizer_program_gets_seccomp_mode_instead_of_the_library() {
+        let plan = plan_for(&["-v", "prog"], Kind::Foreign(Foreign::Sanitizer), |_| {});
+        assert!(plan.env.is_empty(), "{:?}", plan.env);
+        let supervised = Seccomp::Supervised {
+            keep_direct: false,
+            fast_fsync: false,
+        };
+        assert_eq!(plan.seccomp, supervised);
+        assert!(plan.notices[0].contains("sanitizer"), "{:?}", plan.notices);
+        let running = plan.notices.last().unwrap();
+        assert!(running.starts_with("running /usr/bin/prog without the library and the seccomp"));
+    }
+
     #[test]
     fn verbose_says_which_library_and_whence() {
         let plan = plan_for(&["-v", "prog"], Kind::Dynamic, |found| {

@@ -21,15 +21,22 @@ const GLIBC_LOADER: &[u8] = b"\0ld-linux-";
 
 /// The kind of `program`, given the library that would be preloaded.
 pub fn kind(program: &Path, library: &Path) -> Kind {
-    let facts = elf::inspect(program);
-    match facts.kind {
+    with_library(elf::inspect(program), library).kind
+}
+
+/// What the ELF reader found, with the library that would be preloaded
+/// taken into account: a musl program whose loader would die of it is
+/// foreign. The runtime's edit asks the same of a container's program.
+pub fn with_library(facts: elf::Program, library: &Path) -> elf::Program {
+    let kind = match facts.kind {
         Kind::Dynamic | Kind::EntersUring
             if facts.loader == Some(Loader::Musl) && !fits_musl(library) =>
         {
             Kind::Foreign(Foreign::LibraryNotForMusl)
         }
         kind => kind,
-    }
+    };
+    elf::Program { kind, ..facts }
 }
 
 /// Whether musl's loader can relocate `library` (an unreadable one is

@@ -54,6 +54,39 @@ fn check_filtered(label: &str, program: &Path, envs: &[(&str, &Path)], notice: &
     );
 }
 
+/// A program linked with AddressSanitizer exits 1 when anything is
+/// preloaded ("ASan runtime does not come first in initial library
+/// list"), which `eatmydata ./program` did: it gets seccomp mode instead,
+/// said by -v, and without -v the same status, output and error output as
+/// without eatmydata, its syncs answered before the disk.
+#[test]
+fn a_sanitizer_program_gets_the_filter_not_the_library() {
+    library();
+    let program = probe("sync_calls", &["-fsanitize=address"]);
+    // What the library alone does to it: the sanitizer refuses to run.
+    let preloaded = Run::new(&program).arg("/dev/null").preload(true).run();
+    assert_eq!(preloaded.output.status.code(), Some(1));
+    assert!(
+        preloaded
+            .stderr()
+            .contains("ASan runtime does not come first"),
+        "{}",
+        preloaded.stderr()
+    );
+    check_filtered("asan", &program, &[], "linked with a sanitizer runtime");
+    let (control, plain) =
+        control_flushes_of("asan-parity", |data| Run::new(&program).arg(data).run());
+    let (eaten, ours) = flushes_of("asan-parity", |data| {
+        Run::new(command()).arg(&program).arg(data).run()
+    });
+    assert_eq!(
+        (ours.output.status, ours.stdout(), ours.stderr()),
+        (plain.output.status, plain.stdout(), plain.stderr())
+    );
+    assert!(control >= 6, "control: {control} flushes");
+    assert_eq!(eaten, 0, "flushes under eatmydata ({control} without)");
+}
+
 #[test]
 fn a_32_bit_program_gets_the_filter_and_a_clean_stderr() {
     library();

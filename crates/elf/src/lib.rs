@@ -48,6 +48,13 @@ pub enum Foreign {
     /// A musl program, and the library found names something musl lacks
     /// (set by the command, which knows the library).
     LibraryNotForMusl,
+    /// Built for another architecture (an arm64 program run by qemu-user
+    /// on x86_64): its loader cannot open this machine's library.
+    Machine,
+    /// Links a sanitizer runtime (`libasan`, `libtsan` ...: see
+    /// [`needed::is_sanitizer`]) that checks it comes first in the link
+    /// map and exits otherwise.
+    Sanitizer,
 }
 
 /// Whose dynamic loader a program names (its `PT_INTERP`).
@@ -112,6 +119,22 @@ fn read_exact_at_into(
 
 const PT_INTERP: u32 = 3;
 const PT_LOAD: u32 = 1;
+const PT_DYNAMIC: u32 = 2;
+/// This machine's `e_machine`, where known: a program of another is run by
+/// an emulator (qemu-user through binfmt_misc), with a loader of its own.
+const NATIVE_MACHINE: Option<u64> = if cfg!(target_arch = "x86_64") {
+    Some(62)
+} else if cfg!(target_arch = "aarch64") {
+    Some(183)
+} else if cfg!(target_arch = "riscv64") {
+    Some(243)
+} else if cfg!(target_arch = "powerpc64") {
+    Some(21)
+} else if cfg!(target_arch = "s390x") {
+    Some(22)
+} else {
+    None
+};
 const PF_W: u32 = 2;
 /// The start of Go's build information (`.go.buildinfo`).
 const GO_BUILDINFO_MAGIC: &[u8] = b"\xff Go buildinf:";
@@ -174,8 +197,12 @@ pub fn inspect_elf(source: &(impl ReadAt + ?Sized)) -> Option<Program> {
         Kind::Static
     } else if !header.is64 && cfg!(target_pointer_width = "64") {
         Kind::Foreign(Foreign::Bits32)
+    } else if NATIVE_MACHINE.is_some_and(|native| header.machine != native) {
+        Kind::Foreign(Foreign::Machine)
     } else if let Some(Loader::Other(_)) = loader {
         Kind::Foreign(Foreign::UnknownLoader)
+    } else if needed::links_sanitizer(source, &header, &segments) {
+        Kind::Foreign(Foreign::Sanitizer)
     } else if uring::enters_uring(source, &header) {
         Kind::EntersUring
     } else {
@@ -289,6 +316,10 @@ fn read_exact_at(source: &(impl ReadAt + ?Sized), len: u64, offset: u64) -> Opti
 struct Segments {
     interpreter: Option<(u64, u64)>,
     writable: Vec<(u64, u64)>,
+    /// The dynamic section's place in the file.
+    dynamic: Option<(u64, u64)>,
+    /// Every loaded segment: address, offset, size in the file.
+    loads: Vec<(u64, u64, u64)>,
 }
 
 fn segments(source: &(impl ReadAt + ?Sized), header: &Header) -> Option<Segments> {
@@ -301,22 +332,31 @@ fn segments(source: &(impl ReadAt + ?Sized), header: &Header) -> Option<Segments
     let mut found = Segments {
         interpreter: None,
         writable: Vec::new(),
+        dynamic: None,
+        loads: Vec::new(),
     };
     let entry_size = usize::try_from(header.phentsize).ok().filter(|&n| n > 0)?;
     for entry in table.chunks_exact(entry_size) {
         let p_type = field.uint(entry, 0, 4)?;
         // p_flags sits after p_type in ELF64, near the end in ELF32.
-        let (flags_at, offset_at, filesz_at) = if header.is64 {
-            (4, 8, 0x20)
+        let (flags_at, offset_at, vaddr_at, filesz_at) = if header.is64 {
+            (4, 8, 0x10, 0x20)
         } else {
-            (0x18, 4, 0x10)
+            (0x18, 4, 8, 0x10)
         };
         let flags = field.uint(entry, flags_at, 4)?;
         let place = (field.word(entry, offset_at)?, field.word(entry, filesz_at)?);
         if p_type == u64::from(PT_INTERP) {
             found.interpreter = Some(place);
-        } else if p_type == u64::from(PT_LOAD) && flags & u64::from(PF_W) != 0 {
-            found.writable.push(place);
+        } else if p_type == u64::from(PT_DYNAMIC) {
+            found.dynamic = Some(place);
+        } else if p_type == u64::from(PT_LOAD) {
+            found
+                .loads
+                .push((field.word(entry, vaddr_at)?, place.0, place.1));
+            if flags & u64::from(PF_W) != 0 {
+                found.writable.push(place);
+            }
         }
     }
     Some(found)
@@ -384,6 +424,7 @@ fn has_go_magic(source: &(impl ReadAt + ?Sized), offset: u64, size: u64) -> bool
         .any(|chunk| chunk.starts_with(GO_BUILDINFO_MAGIC))
 }
 
+pub mod needed; // the libraries a program names (DT_NEEDED): a sanitizer runtime?
 mod uring; // whether the code makes its own io_uring_enter calls
 
 #[cfg(test)]

@@ -63,6 +63,7 @@ fn build(spec: &Spec) -> Vec<u8> {
     } else {
         (0x1c, 0x20, 0x2a)
     };
+    put(&mut out, 18, NATIVE_MACHINE.unwrap_or(0), 2);
     put(&mut out, ph, phoff as u64, word);
     put(&mut out, sh, shoff as u64, word);
     for (i, value) in [phentsize, phnum, shentsize, shnum, 2].iter().enumerate() {
@@ -189,6 +190,51 @@ fn a_script_is_its_interpreter() {
     assert_eq!(kind(&looping.0), Kind::Unknown);
 }
 
+/// `cc` builds `main` with `flags` into this test's own folder.
+fn compiled(label: &str, flags: &[&str], compiler: &str) -> Scratch {
+    let dir = std::env::temp_dir().join(format!("eatmydata-elf-{label}-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    let source = dir.join("main.c");
+    fs::write(&source, "int main(void) { return 0; }\n").unwrap();
+    let out = dir.join("main");
+    let status = std::process::Command::new(compiler)
+        .args(flags)
+        .arg("-o")
+        .arg(&out)
+        .arg(&source)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{compiler} {flags:?}");
+    let bytes = fs::read(&out).unwrap();
+    fs::remove_dir_all(&dir).unwrap();
+    Scratch::new(&bytes)
+}
+
+/// The case that made the command and the runtime fail: a program built
+/// with `-fsanitize=address` exits at once when anything is preloaded.
+#[test]
+fn a_program_linking_a_sanitizer_is_told_apart() {
+    let asan = compiled("asan", &["-fsanitize=address"], "cc");
+    assert_eq!(kind(&asan.0), Kind::Foreign(Foreign::Sanitizer));
+    let plain = compiled("plain", &[], "cc");
+    assert_eq!(kind(&plain.0), Kind::Dynamic);
+}
+
+/// A dynamic program for another architecture (arm64 here, run by
+/// qemu-user) cannot load this machine's library.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_program_of_another_architecture_is_foreign() {
+    let arm64 = compiled("arm64", &[], "aarch64-linux-gnu-gcc");
+    assert_eq!(kind(&arm64.0), Kind::Foreign(Foreign::Machine));
+    let mut bytes = fs::read(std::env::current_exe().unwrap()).unwrap();
+    bytes[18] = 183;
+    assert_eq!(
+        inspect_elf(&bytes[..]).unwrap().kind,
+        Kind::Foreign(Foreign::Machine)
+    );
+}
+
 #[test]
 fn this_test_program_is_dynamic() {
     let exe = std::env::current_exe().unwrap();
@@ -257,10 +303,14 @@ fn an_inline_io_uring_enter_in_the_code_is_found_by_section_or_segment() {
         inspect_elf(&executable[..]).unwrap().kind,
         Kind::EntersUring
     );
-    // Another machine's code is not read as x86_64's.
+    // Another machine's code is not read as x86_64's: the program is
+    // foreign before its code is looked at.
     let mut other = executable.clone();
     other[18] = 40; // EM_ARM
-    assert_eq!(inspect_elf(&other[..]).unwrap().kind, Kind::Dynamic);
+    assert_eq!(
+        inspect_elf(&other[..]).unwrap().kind,
+        Kind::Foreign(Foreign::Machine)
+    );
     // No section table: the executable PT_LOAD segments are read.
     let mut segments = elf.clone();
     segments[0x3c..0x3e].copy_from_slice(&0u16.to_le_bytes());

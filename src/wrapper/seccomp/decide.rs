@@ -123,6 +123,14 @@ pub fn decide(choice: Choice, command: &OsStr, kind: Kind, set_id: Option<&str>)
             "run by a loader that is neither glibc's nor musl's, so the library is not \
              preloaded into it"
         }
+        Kind::Foreign(Foreign::Machine) => {
+            "built for another architecture, whose loader cannot load this machine's \
+             library"
+        }
+        Kind::Foreign(Foreign::Sanitizer) => {
+            "linked with a sanitizer runtime that exits unless it comes first in the \
+             library list, so the library is not preloaded into it"
+        }
         Kind::Foreign(Foreign::LibraryNotForMusl) => {
             "a musl program, and the library found needs a name musl does not have (an \
              older libeatmydata?), so it is not preloaded into it"

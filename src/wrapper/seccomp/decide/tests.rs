@@ -54,6 +54,8 @@ fn programs_the_library_cannot_load_into_are_treated_as_static() {
         Foreign::Bits32,
         Foreign::UnknownLoader,
         Foreign::LibraryNotForMusl,
+        Foreign::Machine,
+        Foreign::Sanitizer,
     ] {
         let kind = Kind::Foreign(why);
         assert_eq!(notices(Choice::Auto, kind, None), (true, 1), "{why:?}");

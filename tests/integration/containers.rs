@@ -35,6 +35,9 @@ mod testcontainers; // Testcontainers for Python with the library
 
 /// Where the library is mounted in the recipes.
 pub const MOUNTED: &str = "/opt/eatmydata/libeatmydata.so";
+/// Where the runtime mounts it (`runtime/edit/library.rs`), inside the
+/// container's `/dev` tmpfs.
+pub const RUNTIME_MOUNTED: &str = "/dev/.eatmydata/libeatmydata.so";
 /// The annotation that turns the runtime off for one container.
 pub const DISABLE: &str = "io.eatmydata.disable";
 

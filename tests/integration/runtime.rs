@@ -15,11 +15,12 @@ use serde_json::{Value, json};
 use crate::common::{TempDir, command, musl_root};
 use crate::loopfs::LoopFs;
 
+mod edits; // what the edit leaves out, and where: i386, ASan, static, /dev, /opt, userns, hooks
 mod failures; // bad specs refused with the container never started; the log line
 mod runc; // dynamic and static programs, Docker's profile, exec, the off switch
 
 /// Where the runtime mounts the library.
-const MOUNTED: &str = "/opt/eatmydata/libeatmydata.so";
+const MOUNTED: &str = "/dev/.eatmydata/libeatmydata.so";
 
 /// `eatmydata-runtime`: a link to the command under test, as installed.
 fn runtime() -> PathBuf {

@@ -1,7 +1,8 @@
 //! `eatmydata-runtime --help`: what the runtime is, its own options, and
 //! `configure`.
 
-use super::spec::{DISABLE, MOUNTED};
+use super::edit::DISABLE;
+use super::edit::library::MOUNTED;
 use super::{NAME, RUNTIME_OPTION, RUNTIME_VARIABLE};
 
 /// The help, with the names the runtime uses filled in.
@@ -17,9 +18,11 @@ command line (Docker, podman, containerd, CRI-O).
 
 On create and run it edits the bundle's config.json: libeatmydata.so
 mounted read-only at {MOUNTED}
-and put first in LD_PRELOAD, and the sync calls answered by the
-container's seccomp profile, which reaches static and Go programs too;
-on exec --process, the same LD_PRELOAD. Then it runs the real runtime
+(inside the container's /dev tmpfs: nothing is left in its files), put
+first in LD_PRELOAD when the program started can load it, and the sync
+calls answered by the container's seccomp profile, which reaches static,
+Go, 32-bit and foreign programs too; on exec --process, the same
+LD_PRELOAD. Then it runs the real runtime
 with its arguments byte for byte; every other verb goes straight to it.
 A spec it cannot parse fails the verb, the container not started.
 

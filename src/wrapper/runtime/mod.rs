@@ -1,6 +1,6 @@
 //! `eatmydata-runtime`: an OCI runtime in the habits of
 //! `nvidia-container-runtime`. On `create` and `run` it edits the bundle's
-//! `config.json` (`spec.rs`: the library mounted and preloaded, the sync
+//! `config.json` (`edit/`: the library mounted and preloaded, the sync
 //! calls answered by the seccomp profile), on `exec --process FILE` that
 //! file, and then executes the real runtime with the arguments it was
 //! given, byte for byte; every other verb goes straight to it.
@@ -20,11 +20,8 @@ mod account;
 mod bundle;
 mod configure;
 mod edit;
-mod env;
 mod help;
 mod log;
-mod profile;
-mod spec;
 mod state;
 mod verbs;
 
@@ -204,14 +201,14 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
             };
             let mut account_said = String::new();
             let done = edit(&path, |value| {
-                if let Some(why) = spec::off(value) {
-                    return Ok(spec::Done::Off(why));
+                if let Some(why) = edit::off(value) {
+                    return Ok(edit::Done::Off(why));
                 }
                 // Only now: a container switched off needs no library.
                 let library = library::locate_for(library::Caller::Runtime)
                     .map_err(Failure::Command)?
                     .path;
-                let done = spec::edit_config(value, &library)
+                let done = edit::create(value, &bundle, &library)
                     .map_err(|why| Failure::Edit(path.clone(), why))?;
                 let state = state::root_of(&runtime, root.as_deref());
                 account_said = account::at_create(value, id.as_deref(), &state);
@@ -232,14 +229,14 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
             id,
         } => {
             let id_os = id.clone().unwrap_or_default();
-            let mounted = state::has_library(&runtime, root.as_deref(), &id_os);
-            let config = state::config(&runtime, root.as_deref(), &id_os);
-            let mounted = mounted || config.as_ref().is_some_and(spec::has_library);
-            let reported = config.as_ref().is_some_and(edit::account::has_report);
+            let container = state::container(&runtime, root.as_deref(), &id_os);
+            let reported = container
+                .as_ref()
+                .is_some_and(|(_, config)| edit::account::has_report(config));
             let done = edit(&process, |value| {
-                let done = spec::edit_process(value, mounted)
+                let done = edit::exec(value, container)
                     .map_err(|why| Failure::Edit(process.clone(), why))?;
-                if reported && matches!(done, spec::Done::Applied { .. }) {
+                if reported && done.changed() {
                     let env = value
                         .get_mut("env")
                         .and_then(serde_json::Value::as_array_mut);
@@ -271,11 +268,11 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
 /// anything was applied.
 fn edit(
     path: &Path,
-    change: impl FnOnce(&mut serde_json::Value) -> Result<spec::Done, Failure>,
-) -> Result<spec::Done, Failure> {
+    change: impl FnOnce(&mut serde_json::Value) -> Result<edit::Done, Failure>,
+) -> Result<edit::Done, Failure> {
     let mut file = bundle::read(path).map_err(|p| Failure::Spec(path.to_owned(), p))?;
     let done = change(&mut file.value)?;
-    if matches!(done, spec::Done::Applied { .. }) {
+    if done.changed() {
         file.write()
             .map_err(|p| Failure::Spec(path.to_owned(), p))?;
     }
@@ -283,7 +280,7 @@ fn edit(
 }
 
 /// The log's line for a container.
-fn say(log: &verbs::Log, id: Option<&OsStr>, done: &spec::Done) {
+fn say(log: &verbs::Log, id: Option<&OsStr>, done: &edit::Done) {
     let id = id.unwrap_or_default().to_string_lossy();
     let message = format!("eatmydata: {id}: {}", done.describe());
     log::say(log, log::Level::Info, &message);

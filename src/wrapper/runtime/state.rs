@@ -1,6 +1,7 @@
 //! Whether a running container has the library, for `exec`: its bundle's
 //! `config.json`, found from the real runtime's state folder, has a mount
-//! at `spec::MOUNTED` (put there by `create`, or by the user's own `-v`).
+//! at `edit::library::MOUNTED` (put there by `create`, or by the user's
+//! own `-v`): `edit::library::in_spec`.
 //!
 //! runc keeps `ROOT/ID/state.json`, whose `config.labels` hold
 //! `bundle=DIR`; crun keeps `ROOT/ID/status`, whose `bundle` is the folder.
@@ -12,8 +13,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-
-use super::spec;
 
 /// The state folder of runtime `name` (`runc`, `crun`) without `--root`.
 fn default_root(name: &str) -> PathBuf {
@@ -55,24 +54,23 @@ pub fn root_of(runtime: &Path, root: Option<&Path>) -> PathBuf {
     root.map_or_else(|| default_root(name), Path::to_owned)
 }
 
-/// The spec of container `id` of the runtime at `runtime`, whose state is
-/// under `root` (its `--root`), when it can be found.
-pub fn config(runtime: &Path, root: Option<&Path>, id: &OsStr) -> Option<Value> {
+/// The bundle and spec of container `id` of the runtime at `runtime`,
+/// whose state is under `root` (its `--root`), when they can be found.
+pub fn container(runtime: &Path, root: Option<&Path>, id: &OsStr) -> Option<(PathBuf, Value)> {
     let bundle = bundle(&root_of(runtime, root), id)?;
-    json(&bundle.join("config.json"))
-}
-
-/// Whether container `id` of the runtime at `runtime`, whose state is
-/// under `root` (its `--root`), has the library mounted. `false` when this
-/// cannot be told: an `LD_PRELOAD` naming a missing file makes the dynamic
-/// loader complain in every process.
-pub fn has_library(runtime: &Path, root: Option<&Path>, id: &OsStr) -> bool {
-    config(runtime, root, id).is_some_and(|config| spec::has_library(&config))
+    let config = json(&bundle.join("config.json"))?;
+    Some((bundle, config))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::edit;
     use super::*;
+
+    /// Whether container `id` has the library mounted, as `exec` asks.
+    fn has_library(runtime: &Path, root: Option<&Path>, id: &OsStr) -> bool {
+        container(runtime, root, id).is_some_and(|(_, config)| edit::library::in_spec(&config))
+    }
 
     /// runc's `state.json` (the part read) and crun's `status` (its
     /// `write_container_status` fields), in folders of this test's own.
@@ -102,7 +100,10 @@ mod tests {
             Some(&root.join("runc")),
             OsStr::new("a")
         ));
-        let config = format!(r#"{{"mounts": [{{"destination": "{}"}}]}}"#, spec::MOUNTED);
+        let config = format!(
+            r#"{{"mounts": [{{"destination": "{}"}}]}}"#,
+            edit::library::MOUNTED
+        );
         fs::write(bundle.join("config.json"), config).unwrap();
         assert!(has_library(runc, Some(&root.join("runc")), OsStr::new("a")));
         assert!(has_library(crun, Some(&root.join("crun")), OsStr::new("b")));

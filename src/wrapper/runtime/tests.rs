@@ -16,9 +16,21 @@ fn strings(args: &[&str]) -> Vec<OsString> {
     args.iter().map(OsString::from).collect()
 }
 
-/// The create edit, its refusal as the runtime reports it.
-fn config(value: &mut serde_json::Value, library: &Path) -> Result<spec::Done, Failure> {
-    spec::edit_config(value, library).map_err(|why| Failure::Edit("config.json".into(), why))
+/// The create edit of a dynamic program, its refusal as the runtime
+/// reports it.
+fn config(value: &mut serde_json::Value, library: &Path) -> Result<edit::Done, Failure> {
+    let facts = crate::elf::Program {
+        kind: crate::elf::Kind::Dynamic,
+        loader: Some(crate::elf::Loader::Glibc),
+    };
+    let learned = edit::Learned {
+        library: library.to_str().unwrap(),
+        program: edit::preload::Program {
+            path: "/bin/prog".into(),
+            facts: Ok(facts),
+        },
+    };
+    edit::edit_config(value, &learned).map_err(|why| Failure::Edit("config.json".into(), why))
 }
 
 #[test]
@@ -119,10 +131,10 @@ fn the_file_keeps_its_mode_and_layout() {
         fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
         let library = Path::new("/l.so");
         let done = edit(&path, |v| config(v, library)).unwrap();
-        assert!(matches!(done, spec::Done::Applied { .. }));
+        assert!(matches!(done, edit::Done::Created { .. }));
         let written = fs::read_to_string(&path).unwrap();
         assert_eq!(written.contains('\n'), pretty, "{written}");
-        assert!(written.contains(spec::MOUNTED), "{written}");
+        assert!(written.contains(edit::APPLIED), "{written}");
         let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
         assert_eq!(mode, 0o640);
         assert_eq!(
@@ -135,7 +147,7 @@ fn the_file_keeps_its_mode_and_layout() {
     fs::write(&path, "{\"process\":{\"env\":[\"EATMYDATA_DISABLE=1\"]}}").unwrap();
     let before = fs::metadata(&path).unwrap().modified().unwrap();
     let done = edit(&path, |v| config(v, Path::new("/l.so"))).unwrap();
-    assert!(matches!(done, spec::Done::Off(_)));
+    assert!(matches!(done, edit::Done::Off(_)));
     assert_eq!(fs::metadata(&path).unwrap().modified().unwrap(), before);
     fs::remove_dir_all(&dir).unwrap();
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::MOUNTED;
+use super::RUNTIME_MOUNTED;
 use super::cases::{self, DYNAMIC, GO, STATIC, SYNCS};
 use super::containerd::Containerd;
 use super::daemon::{Dockerd, RunDir, StoreLock, Unmounted};
@@ -258,7 +258,8 @@ fn own_preload(docker: &Docker) {
         control.ran.stdout,
         format!("preload={OWN_PRELOAD}\n{synced}")
     );
-    let ours_first = [':', ' '].map(|sep| format!("preload={MOUNTED}{sep}{OWN_PRELOAD}\n{synced}"));
+    let ours_first =
+        [':', ' '].map(|sep| format!("preload={RUNTIME_MOUNTED}{sep}{OWN_PRELOAD}\n{synced}"));
     assert!(ours_first.contains(&eaten.ran.stdout), "{:?}", eaten.ran);
     for ran in [&control.ran, &eaten.ran] {
         assert!(ran.stderr.contains("own_preload: loaded"), "{ran:?}");

@@ -9,7 +9,7 @@ use crate::common::{Libc, probe, probe_for};
 use crate::loopfs::LoopFs;
 
 /// The `config.json` dockerd wrote here, with Docker's default profile.
-const DOCKER: &str = include_str!("../../../src/wrapper/runtime/spec/docker-config.json");
+const DOCKER: &str = include_str!("../../../src/wrapper/runtime/edit/docker-config.json");
 
 /// Runs `sync_calls` in `bundle` alone and through the runtime, both with
 /// `change` made to the spec; asserts the control flushed at least

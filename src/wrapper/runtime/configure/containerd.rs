@@ -16,7 +16,7 @@ use toml_edit::{Item, Value};
 
 use super::toml;
 use super::{REGISTERED, Want};
-use crate::runtime::spec::ANNOTATIONS;
+use crate::runtime::edit::ANNOTATIONS;
 
 /// The shim that runs a runc-like binary.
 const RUNC_SHIM: &str = "io.containerd.runc.v2";
@@ -234,7 +234,7 @@ mod tests {
     fn the_pattern_matches_the_off_switch() {
         // containerd matches it as Go's path.Match does: `*` stops at `/`.
         let prefix = ANNOTATIONS.strip_suffix('*').unwrap();
-        for ours in [crate::runtime::spec::DISABLE, crate::runtime::spec::APPLIED] {
+        for ours in [crate::runtime::edit::DISABLE, crate::runtime::edit::APPLIED] {
             let rest = ours.strip_prefix(prefix).unwrap();
             assert!(
                 !rest.is_empty() && !rest.contains(['/', '*', '?', '[']),

@@ -20,7 +20,7 @@ pub const FOLDER: &str = "/dev/.eatmydata";
 /// Where the report file is inside the container.
 pub const INSIDE: &str = "/dev/.eatmydata/report";
 /// Where the library is put in the same folder.
-const LIBRARY: &str = "/dev/.eatmydata/libeatmydata.so";
+const LIBRARY: &str = super::library::MOUNTED;
 
 /// A read-write bind of one file, with nothing to run or open as a device.
 const OPTIONS: [&str; 5] = ["rbind", "rw", "nosuid", "nodev", "noexec"];

@@ -1,4 +1,7 @@
+use super::library::MOUNTED;
 use super::*;
+use crate::elf::{self, Foreign, Kind, Loader};
+use preload::Program;
 
 /// A `config.json` dockerd 20.10 (Debian's docker.io) wrote for
 /// `docker run --runtime=... tiny /bin/probe-static`, recorded here, its
@@ -14,9 +17,31 @@ fn parse(text: &str) -> Value {
     serde_json::from_str(text).unwrap()
 }
 
+/// A program of `kind` at `/bin/prog`.
+fn program(kind: Kind) -> Program {
+    Program {
+        path: "/bin/prog".into(),
+        facts: Ok(elf::Program {
+            kind,
+            loader: Some(Loader::Glibc),
+        }),
+    }
+}
+
+fn learned(kind: Kind) -> Learned<'static> {
+    Learned {
+        library: LIBRARY,
+        program: program(kind),
+    }
+}
+
+fn edit(spec: &mut Value) -> Result<Done, String> {
+    edit_config(spec, &learned(Kind::Dynamic))
+}
+
 fn edited(text: &str) -> (Value, Done) {
     let mut spec = parse(text);
-    let done = edit_config(&mut spec, Path::new(LIBRARY)).unwrap();
+    let done = edit(&mut spec).unwrap();
     (spec, done)
 }
 
@@ -58,7 +83,7 @@ fn every_other_byte_of_structure_is_kept_in_its_order() {
     for text in [DOCKER, PODMAN] {
         let before = parse(text);
         let (after, done) = edited(text);
-        assert!(matches!(done, Done::Applied { .. }));
+        assert!(matches!(done, Done::Created { .. }));
         // Strings compare the order of keys too.
         assert_eq!(
             serde_json::to_string(&without_ours(&after)).unwrap(),
@@ -95,13 +120,15 @@ fn the_library_is_mounted_read_only_and_preloaded_first() {
 fn a_second_edit_changes_nothing() {
     let (once, _) = edited(DOCKER);
     let mut twice = once.clone();
-    let done = edit_config(&mut twice, Path::new(LIBRARY)).unwrap();
+    let done = edit(&mut twice).unwrap();
     assert_eq!(
         serde_json::to_string(&twice).unwrap(),
         serde_json::to_string(&once).unwrap()
     );
-    let Done::Applied {
-        answered: Some(answered),
+    let Done::Created {
+        library: Ok(()),
+        preload: Ok(()),
+        answered,
     } = done
     else {
         panic!("{done:?}")
@@ -114,7 +141,7 @@ fn a_library_the_user_mounted_is_not_mounted_again() {
     let mut spec = parse(DOCKER);
     let mount = serde_json::json!({"destination": MOUNTED, "type": "bind", "source": "/x.so"});
     spec["mounts"].as_array_mut().unwrap().push(mount.clone());
-    edit_config(&mut spec, Path::new(LIBRARY)).unwrap();
+    edit(&mut spec).unwrap();
     let ours: Vec<&Value> = spec["mounts"]
         .as_array()
         .unwrap()
@@ -135,15 +162,15 @@ fn switched_off_by_environment_or_annotation() {
     by_annotation["annotations"][DISABLE] = "1".into();
     for spec in [by_env, by_annotation] {
         let mut edited = spec.clone();
-        let done = edit_config(&mut edited, Path::new(LIBRARY)).unwrap();
+        let done = edit(&mut edited).unwrap();
         assert!(matches!(done, Done::Off(_)), "{done:?}");
         assert_eq!(edited, spec);
     }
     // Off means off: "0" and an empty value leave it on.
     let mut zero = parse(PODMAN);
     zero["annotations"][DISABLE] = "0".into();
-    let done = edit_config(&mut zero, Path::new(LIBRARY)).unwrap();
-    assert!(matches!(done, Done::Applied { .. }));
+    let done = edit(&mut zero).unwrap();
+    assert!(matches!(done, Done::Created { .. }));
 }
 
 #[test]
@@ -159,58 +186,150 @@ fn a_spec_of_another_shape_is_refused() {
         r#"{"linux": {"seccomp": {"syscalls": {}}}}"#,
     ] {
         let mut spec = parse(text);
-        let error = edit_config(&mut spec, Path::new(LIBRARY));
+        let error = edit(&mut spec);
         assert!(error.is_err(), "{text}: {error:?}");
     }
 }
 
 #[test]
-fn a_minimal_spec_gets_everything() {
+fn a_minimal_spec_gets_the_seccomp_rules_and_no_library_without_a_dev_tmpfs() {
     let mut spec = parse(r#"{"ociVersion": "1.0.2", "process": {"args": ["/x"]}}"#);
-    edit_config(&mut spec, Path::new(LIBRARY)).unwrap();
-    assert_eq!(spec["process"]["env"][0], format!("LD_PRELOAD={MOUNTED}"));
-    assert_eq!(spec["mounts"][0]["destination"], MOUNTED);
+    let done = edit(&mut spec).unwrap();
+    assert!(spec["process"].get("env").is_none(), "{spec}");
+    assert!(spec.get("mounts").is_none(), "{spec}");
     assert_eq!(spec["linux"]["seccomp"]["defaultAction"], "SCMP_ACT_ALLOW");
     let keys: Vec<&String> = spec.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["ociVersion", "process", "linux", "annotations"]);
+    assert!(
+        done.describe().starts_with(
+            "no library (the spec mounts nothing at /dev): no LD_PRELOAD, 6 sync calls answered 0"
+        ),
+        "{}",
+        done.describe()
+    );
+    let mut with_dev = parse(
+        r#"{"process": {"args": ["/x"]}, "mounts": [{"destination": "/dev", "type": "tmpfs"}]}"#,
+    );
+    edit(&mut with_dev).unwrap();
     assert_eq!(
-        keys,
-        ["ociVersion", "process", "linux", "mounts", "annotations"]
+        with_dev["process"]["env"][0],
+        format!("LD_PRELOAD={MOUNTED}")
+    );
+    assert_eq!(with_dev["mounts"][1]["destination"], MOUNTED);
+}
+
+/// A spec whose /dev is the host's (a bind): nothing is made there, and
+/// the log line says why.
+#[test]
+fn a_dev_of_the_hosts_gets_no_library() {
+    let mut spec = parse(DOCKER);
+    spec["mounts"][1] = serde_json::json!({
+        "destination": "/dev", "type": "bind", "source": "/dev", "options": ["rbind"]
+    });
+    let before = spec["mounts"].clone();
+    let done = edit(&mut spec).unwrap();
+    assert_eq!(spec["mounts"], before);
+    let env = spec["process"]["env"].as_array().unwrap();
+    assert!(
+        !env.iter()
+            .any(|e| e.as_str().unwrap().starts_with("LD_PRELOAD"))
+    );
+    assert!(
+        done.describe()
+            .starts_with("no library (the spec's /dev is not a tmpfs of its own): no LD_PRELOAD"),
+        "{}",
+        done.describe()
     );
 }
 
+/// The library is mounted for later `exec`s, but a program that cannot
+/// take it gets no `LD_PRELOAD`; the log line says why.
 #[test]
-fn exec_sets_the_preload_only_where_the_library_is() {
+fn a_program_that_cannot_take_the_library_gets_no_preload() {
+    for (kind, why) in [
+        (Kind::Static, "/bin/prog is statically linked"),
+        (
+            Kind::Foreign(Foreign::Bits32),
+            "/bin/prog is a 32-bit program",
+        ),
+        (
+            Kind::Foreign(Foreign::Sanitizer),
+            "/bin/prog is linked with a sanitizer",
+        ),
+        (
+            Kind::Foreign(Foreign::Machine),
+            "/bin/prog is built for another",
+        ),
+    ] {
+        let mut spec = parse(DOCKER);
+        let done = edit_config(&mut spec, &learned(kind)).unwrap();
+        let env = spec["process"]["env"].as_array().unwrap();
+        assert!(
+            !env.iter()
+                .any(|e| e.as_str().unwrap().starts_with("LD_PRELOAD"))
+        );
+        assert!(library::in_spec(&spec));
+        let text = done.describe();
+        let expected = format!("library mounted at {MOUNTED}, no LD_PRELOAD ({why}");
+        assert!(text.starts_with(&expected), "{text}");
+        assert_eq!(spec["annotations"][APPLIED], text);
+    }
+}
+
+/// createContainer hooks without `env` would inherit our `LD_PRELOAD`
+/// from runc: they get the environment as it was.
+#[test]
+fn hooks_keep_the_environment_they_would_have_had() {
+    let mut spec = parse(DOCKER);
+    let original = spec["process"]["env"].clone();
+    spec["hooks"]["createContainer"] = serde_json::json!([{"path": "/hook"}]);
+    edit(&mut spec).unwrap();
+    assert_eq!(spec["hooks"]["createContainer"][0]["env"], original);
+    assert!(spec["hooks"]["prestart"][0].get("env").is_none());
+    // Without LD_PRELOAD, nothing to keep them from.
+    let mut static_ = parse(DOCKER);
+    static_["hooks"]["createContainer"] = serde_json::json!([{"path": "/hook"}]);
+    edit_config(&mut static_, &learned(Kind::Static)).unwrap();
+    assert!(static_["hooks"]["createContainer"][0].get("env").is_none());
+}
+
+#[test]
+fn exec_sets_the_preload_only_where_the_library_is_and_the_program_takes_it() {
     let process = parse(DOCKER)["process"].clone();
     let mut mounted = process.clone();
     assert_eq!(
-        edit_process(&mut mounted, true).unwrap(),
-        Done::Applied { answered: None }
+        edit_process(&mut mounted, Some(&program(Kind::Dynamic))).unwrap(),
+        Done::Exec { preload: Ok(()) }
     );
     assert_eq!(
         mounted["env"].as_array().unwrap().last().unwrap(),
         &format!("LD_PRELOAD={MOUNTED}")
     );
     let mut bare = process.clone();
-    assert!(matches!(
-        edit_process(&mut bare, false).unwrap(),
-        Done::Off(_)
-    ));
+    let done = edit_process(&mut bare, None).unwrap();
+    assert!(matches!(done, Done::Off(_)) && !done.changed());
     assert_eq!(bare, process);
+    let mut i386 = process.clone();
+    let done = edit_process(&mut i386, Some(&program(Kind::Foreign(Foreign::Bits32)))).unwrap();
+    assert!(!done.changed());
+    assert!(
+        done.describe()
+            .starts_with("no LD_PRELOAD (/bin/prog is a 32-bit")
+    );
+    assert_eq!(i386, process);
     let mut off = process.clone();
     off["env"]
         .as_array_mut()
         .unwrap()
         .push("EATMYDATA_DISABLE=1".into());
     let before = off.clone();
-    assert!(matches!(
-        edit_process(&mut off, true).unwrap(),
-        Done::Off(_)
-    ));
+    let done = edit_process(&mut off, Some(&program(Kind::Dynamic))).unwrap();
+    assert!(matches!(done, Done::Off(_)));
     assert_eq!(off, before);
 }
 
 #[test]
 fn what_the_container_has() {
-    assert!(!has_library(&parse(DOCKER)));
-    assert!(has_library(&edited(DOCKER).0));
+    assert!(!library::in_spec(&parse(DOCKER)));
+    assert!(library::in_spec(&edited(DOCKER).0));
 }

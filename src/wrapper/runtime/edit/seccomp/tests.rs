@@ -1,6 +1,6 @@
 use super::*;
 
-const DOCKER: &str = include_str!("../spec/docker-config.json");
+const DOCKER: &str = include_str!("../docker-config.json");
 
 fn linux(profile: Value) -> Map<String, Value> {
     let mut linux = Map::new();

@@ -12,7 +12,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::args::Invocation;
-use crate::elf::Kind;
+use crate::elf::{Foreign, Kind};
 use crate::error::Error;
 use crate::library::Located;
 use crate::seccomp::{decide, filter};
@@ -107,7 +107,10 @@ pub fn plan(invocation: Invocation, found: Found) -> Result<Plan, Error> {
             fast_fsync: found.kind == Kind::Go,
         },
     };
-    let mut notices = decision.notices;
+    // A sanitizer-linked program is a test whose error output is often
+    // compared: why it runs in seccomp mode is said by -v alone.
+    let quiet = found.kind == Kind::Foreign(Foreign::Sanitizer) && !invocation.verbose;
+    let mut notices = if quiet { vec![] } else { decision.notices };
     if decision.seccomp && !invocation.plain_seccomp && !found.proc_mounted {
         notices.push(decide::NO_PROC_NOTICE.to_owned());
     }
@@ -180,7 +183,6 @@ fn running(found: &Found, preloaded: bool, seccomp: Seccomp) -> String {
 mod tests {
     use super::*;
     use crate::args::{self, Action};
-    use crate::elf::Foreign;
     use crate::library::Source;
 
     /// The plan for the command line `argv` (after `eatmydata`) and a
@@ -347,6 +349,10 @@ mod tests {
         assert!(plan.notices[0].contains("sanitizer"), "{:?}", plan.notices);
         let running = plan.notices.last().unwrap();
         assert!(running.starts_with("running /usr/bin/prog without the library and the seccomp"));
+        // Without -v, its error output stays its own.
+        let quiet = plan_for(&["prog"], Kind::Foreign(Foreign::Sanitizer), |_| {});
+        assert_eq!(quiet.seccomp, supervised);
+        assert!(quiet.notices.is_empty(), "{:?}", quiet.notices);
     }
 
     #[test]

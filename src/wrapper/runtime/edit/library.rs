@@ -14,7 +14,7 @@
 //!
 //! The bind is a mount of its own: its flags are the options below, not
 //! the tmpfs's. podman mounts `/dev` `noexec`, and the library stays
-//! mappable for execution there (`tests/integration/runtime/runc.rs`,
+//! mappable for execution there (`tests/integration/runtime/edits.rs`,
 //! `the_library_loads_under_a_noexec_dev`).
 
 use serde_json::{Value, json};

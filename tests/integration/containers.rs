@@ -27,6 +27,7 @@ mod docker26; // Docker 26 from a Debian 13 root, dockerd chrooted in a mount na
 mod dockerfile; // the Dockerfile recipe: the static command copied in, dpkg's syncs eaten
 mod engine; // the runtime under test and its registration, the engine interface, the flush oracle
 mod image; // the engines' Debian image with servers and probes, made offline once
+pub mod install; // eatmydata-runtime install and uninstall on a node of a folder, its containerd restarted
 mod mariadb; // a MariaDB image with the library mounted keeps its data
 mod musl; // musl images: the library mounted read-only, the static command, root
 mod parity; // one corpus under runc and under the runtime on one dockerd: same output, no trace

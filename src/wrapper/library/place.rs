@@ -59,7 +59,6 @@ pub fn place(root: &Path, command: &Path) -> Result<PathBuf, Error> {
 /// Removes every placed copy (of this build or another) beside `command`
 /// under `root`, and the folder `lib/eatmydata` if it is then empty;
 /// returns the files removed, as seen from `root`.
-#[allow(dead_code)] // for --remove and uninstall (decision D1)
 pub fn unplace(root: &Path, command: &Path) -> Result<Vec<PathBuf>, Error> {
     let seen = placed_path(command);
     let folder = seen.parent().unwrap_or(Path::new("/"));

@@ -12,6 +12,7 @@ pub fn text() -> String {
 Usage: {NAME} [{RUNTIME_OPTION}=NAME|PATH] RUNC-ARGS...
        {NAME} configure ENGINE [OPTIONS]
        {NAME} report [--since TIME] [--json | --markdown]
+       {NAME} install|uninstall [OPTIONS]
 An OCI runtime that runs containers with fsync and the other requests for
 durability made free, for engines that start containers with runc's
 command line (Docker, podman, containerd, CRI-O).
@@ -38,6 +39,9 @@ Commands:
   report              what the containers it served skipped, and the time
                       that saved (an estimate); see
                       '{NAME} report --help'
+  install, uninstall  the node installer: copy, register, restart the
+                      engine if that changed, wait for the handler; and
+                      every step back; see '{NAME} install --help'
 
 Environment:
   {RUNTIME_VARIABLE}=NAME|PATH  the real runtime, as {RUNTIME_OPTION}=

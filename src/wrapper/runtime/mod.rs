@@ -14,13 +14,15 @@
 //! be read or parsed fails the verb with a message starting `eatmydata:`,
 //! the spec untouched and the container never started.
 //! `eatmydata-runtime configure ENGINE ...` registers the runtime
-//! (`configure/`).
+//! (`configure/`); `install` and `uninstall` do that and the rest of a
+//! node's installation (`install/`).
 
 mod account;
 mod bundle;
 mod configure;
 mod edit;
 mod help;
+mod install;
 mod log;
 mod state;
 mod verbs;
@@ -122,6 +124,9 @@ pub fn main(argv: Vec<OsString>) -> std::ffi::c_int {
     }
     if args.peek().is_some_and(|a| a == "report") {
         return account::report(args.skip(1).collect());
+    }
+    if let Some(verb) = args.next_if(|a| a == "install" || a == "uninstall") {
+        return install::run(verb == "uninstall", args.collect());
     }
     if args.peek().is_some_and(|a| a == "--help" || a == "-h") {
         print!("{}", help::text());

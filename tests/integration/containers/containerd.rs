@@ -53,18 +53,8 @@ impl Containerd {
         };
         let socket = dir.join("containerd.sock");
         let config = dir.join("config.toml");
-        fs::create_dir_all(root).expect("make containerd's root");
-        // No debug or metrics listener.
-        let text = format!(
-            "version = 2\nroot = \"{root}\"\nstate = \"{state}\"\n\
-             [grpc]\n  address = \"{socket}\"\n[debug]\n  address = \"\"\n\
-             [metrics]\n  address = \"\"\n\
-             [plugins.\"io.containerd.internal.v1.opt\"]\n  path = \"{root}/opt\"\n{plugins}",
-            root = root.display(),
-            state = dir.join("state").display(),
-            socket = socket.display(),
-        );
-        fs::write(&config, text).expect("write containerd's config");
+        fs::write(&config, config_text(root, &dir, &socket, plugins))
+            .expect("write containerd's config");
         if section.is_some() {
             register("containerd", &config);
         }
@@ -123,6 +113,21 @@ impl Drop for Containerd {
     }
 }
 
+/// A config (version 2) with its store in `root`, its state in `dir`, its
+/// socket at `socket`, no debug or metrics listener, and `plugins` after.
+pub fn config_text(root: &Path, dir: &RunDir, socket: &Path, plugins: &str) -> String {
+    fs::create_dir_all(root).expect("make containerd's root");
+    format!(
+        "version = 2\nroot = \"{root}\"\nstate = \"{state}\"\n\
+         [grpc]\n  address = \"{socket}\"\n[debug]\n  address = \"\"\n\
+         [metrics]\n  address = \"\"\n\
+         [plugins.\"io.containerd.internal.v1.opt\"]\n  path = \"{root}/opt\"\n{plugins}",
+        root = root.display(),
+        state = dir.join("state").display(),
+        socket = socket.display(),
+    )
+}
+
 /// The runc root of a containerd whose folder is `dir`.
 pub fn runc_root(dir: &RunDir) -> PathBuf {
     dir.join("runc")
@@ -130,8 +135,13 @@ pub fn runc_root(dir: &RunDir) -> PathBuf {
 
 /// Loads the test image into `containerd`; its name there.
 pub fn load(containerd: &Containerd) -> String {
+    load_at(&containerd.socket)
+}
+
+/// Loads the test image into the containerd on `socket`; its name there.
+pub fn load_at(socket: &Path) -> String {
     let image = test_image();
-    let socket = containerd.socket.display().to_string();
+    let socket = socket.display().to_string();
     let ctr = format!("ctr --address '{socket}' -n {NAMESPACE}");
     // containerd names the archive's images docker.io/...
     let plain = format!("docker.io/{}", image.plain);

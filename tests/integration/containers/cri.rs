@@ -29,7 +29,7 @@ const PYTHON: &str = "/var/tmp/eatmydata-venv/bin/python";
 /// adds eatmydata beside it, with runc's options). The
 /// sandbox's oom_score_adj (-998) is kept no lower than containerd's own,
 /// which a test may not lower.
-fn section(dir: &Path, runc: &Path) -> String {
+pub fn section(dir: &Path, runc: &Path) -> String {
     let cri = "plugins.\"io.containerd.grpc.v1.cri\"";
     let pause = format!("docker.io/{}", test_image().pause);
     format!(
@@ -87,29 +87,45 @@ impl Engine for Cri {
 impl Cri {
     /// Runs `job` in a pod of its own, with cri.py's options `extra`.
     fn run_pod(&self, disk: &LoopFs, job: &Job, extra: &[&str]) -> Ran {
-        let script =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/containers/cri.py");
-        let logs = self.logs.join(format!(
-            "{}",
-            fs::read_dir(&self.logs).map_or(0, Iterator::count)
-        ));
-        fs::create_dir_all(&logs).expect("make the pod's log folder");
-        let mut cri = Command::new(PYTHON);
-        cri.arg(script)
-            .arg(&self.containerd.socket)
-            .arg(if job.eaten { "eatmydata" } else { "runc" })
-            .arg(job.image)
-            .arg(&logs)
-            .arg(format!("{}:/data", disk.path().display()));
-        for env in job.env {
-            cri.args(["--env", env]);
-        }
-        cri.args(extra).arg("--").args(job.args);
-        cri.stdin(Stdio::null())
-            .output()
-            .expect("run cri.py")
-            .into()
+        run_pod(&self.containerd.socket, &self.logs, disk, job, extra)
     }
+}
+
+/// Runs `job` in a pod of its own through the CRI of the containerd on
+/// `socket`, under the handler `eatmydata` or `runc`, with cri.py's
+/// options `extra`; its log in a new folder under `logs`.
+pub fn run_pod(socket: &Path, logs: &Path, disk: &LoopFs, job: &Job, extra: &[&str]) -> Ran {
+    let handler = if job.eaten { "eatmydata" } else { "runc" };
+    pod(socket, handler, logs, disk, job, extra)
+}
+
+/// The same under `handler`, whatever `job.eaten` says.
+pub fn pod(
+    socket: &Path,
+    handler: &str,
+    logs: &Path,
+    disk: &LoopFs,
+    job: &Job,
+    extra: &[&str],
+) -> Ran {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/containers/cri.py");
+    let logs = logs.join(format!("{}", fs::read_dir(logs).map_or(0, Iterator::count)));
+    fs::create_dir_all(&logs).expect("make the pod's log folder");
+    let mut cri = Command::new(PYTHON);
+    cri.arg(script)
+        .arg(socket)
+        .arg(handler)
+        .arg(job.image)
+        .arg(&logs)
+        .arg(format!("{}:/data", disk.path().display()));
+    for env in job.env {
+        cri.args(["--env", env]);
+    }
+    cri.args(extra).arg("--").args(job.args);
+    cri.stdin(Stdio::null())
+        .output()
+        .expect("run cri.py")
+        .into()
 }
 
 /// The pods of `cri`, those under the runtime annotated as `how` says

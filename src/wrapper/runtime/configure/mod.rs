@@ -26,7 +26,7 @@ mod json;
 mod podman;
 mod program;
 pub(crate) mod reload;
-mod toml;
+pub(crate) mod toml;
 
 use std::ffi::OsString;
 use std::path::PathBuf;

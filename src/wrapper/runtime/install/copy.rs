@@ -1,0 +1,107 @@
+//! This command onto the host, in a folder of ours next to nothing of the
+//! host's: `/usr/local/eatmydata/bin/eatmydata`, and `eatmydata-runtime`
+//! beside it, a link to it (the name makes it the runtime). The library
+//! goes where D1's `locate()` looks for a command there: under
+//! `/usr/local/eatmydata/lib/eatmydata/`. Uninstall removes exactly
+//! these, then the folders if empty.
+
+use std::fs;
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use super::host::Host;
+use super::{Error, register};
+use crate::runtime::NAME as RUNTIME_FILE;
+
+/// Our prefix on the host.
+const PREFIX: &str = "/usr/local/eatmydata";
+/// The command, as the host sees it.
+pub const COMMAND: &str = "/usr/local/eatmydata/bin/eatmydata";
+/// The runtime the engine is given, as the host sees it.
+pub const RUNTIME: &str = "/usr/local/eatmydata/bin/eatmydata-runtime";
+
+/// Copies this command and makes the link, where not there already; the
+/// runtime's path, as the host sees it.
+pub fn install(host: &Host) -> Result<&'static str, Error> {
+    let ours = crate::library::this_program()
+        .ok_or_else(|| Error::Engine("cannot tell where this command is (no /proc?)".into()))?;
+    let bytes = fs::read(&ours).map_err(Error::io("read", &ours))?;
+    let bin = host.own_folder(&format!("{PREFIX}/bin"))?;
+    let command = bin.join("eatmydata");
+    if read_no_link(&command)?.as_deref() == Some(&bytes[..]) {
+        println!("{COMMAND} is this command already.");
+    } else {
+        register::write(&command, &bytes, 0o755)?;
+        println!("Copied this command to {COMMAND}.");
+    }
+    let link = bin.join(RUNTIME_FILE);
+    match fs::read_link(&link) {
+        Ok(target) if target == Path::new("eatmydata") => {}
+        Ok(_) | Err(_) if link.symlink_metadata().is_ok() => {
+            fs::remove_file(&link).map_err(Error::io("remove", &link))?;
+            make_link(&link)?;
+        }
+        _ => make_link(&link)?,
+    }
+    let placed = crate::library::place(host.root(), Path::new(COMMAND))
+        .map_err(|error| Error::Engine(error.to_string()))?;
+    println!("The library is in {}.", placed.display());
+    Ok(RUNTIME)
+}
+
+fn make_link(link: &Path) -> Result<(), Error> {
+    std::os::unix::fs::symlink("eatmydata", link).map_err(Error::io("make the link", link))?;
+    println!("Made {RUNTIME}, a link to eatmydata.");
+    Ok(())
+}
+
+/// Removes what `install` made, and our folders once empty.
+pub fn uninstall(host: &Host) -> Result<(), Error> {
+    for removed in crate::library::unplace(host.root(), Path::new(COMMAND))
+        .map_err(|error| Error::Engine(error.to_string()))?
+    {
+        println!("Removed {}.", removed.display());
+    }
+    let bin = host.no_link(&format!("{PREFIX}/bin"))?;
+    for name in [RUNTIME_FILE, "eatmydata"] {
+        let path = bin.join(name);
+        match fs::remove_file(&path) {
+            Ok(()) => println!("Removed {PREFIX}/bin/{name}."),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => return Err(Error::io("remove", &path)(error)),
+        }
+    }
+    for folder in [format!("{PREFIX}/bin"), format!("{PREFIX}/lib"), PREFIX.into()] {
+        let path = host.no_link(&folder)?;
+        match fs::remove_dir(&path) {
+            Err(error)
+                if error.kind() != io::ErrorKind::NotFound
+                    && error.kind() != io::ErrorKind::DirectoryNotEmpty =>
+            {
+                return Err(Error::io("remove", &path)(error));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The file's bytes, `None` when missing; a link is refused.
+fn read_no_link(path: &Path) -> Result<Option<Vec<u8>>, Error> {
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path);
+    let mut file = match file {
+        Ok(file) => file,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(Error::io("open", path)(error)),
+    };
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(1 << 30)
+        .read_to_end(&mut bytes)
+        .map_err(Error::io("read", path))?;
+    Ok(Some(bytes))
+}

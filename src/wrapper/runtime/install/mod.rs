@@ -1,0 +1,193 @@
+//! `eatmydata-runtime install` and `uninstall`: the node installer, in the
+//! shape of kata-deploy. Each step is a file below and each can be taken
+//! back; `uninstall` takes them back in reverse order:
+//!
+//! 1. `host.rs`     the machine's root as seen here (`--host-root`)
+//! 2. `lock.rs`     one installer at a time on a machine
+//! 3. `copy.rs`     this command into a folder of ours under /usr/local
+//! 4. `register.rs` the engine's files, through `configure`'s editors,
+//!    what they held before kept in `state.rs`'s record
+//! 5. `restart.rs`  the engine told, only when a file changed
+//! 6. `wait.rs`     until the engine answers (and lists the runtime)
+//!
+//! A run that finds everything in place changes nothing and restarts
+//! nothing, so a DaemonSet can run it on every start of its pod.
+
+mod args;
+mod copy;
+mod cri;
+mod host;
+mod lock;
+mod register;
+mod restart;
+mod state;
+mod wait;
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+pub use args::HELP;
+use args::{Engine, Request};
+use host::Host;
+
+/// A failure of the installer; `Display` is the message after `eatmydata: `.
+#[derive(Debug)]
+pub enum Error {
+    Usage(String),
+    /// An engine's file is not its format, or is not as install left it.
+    Unparsable {
+        file: PathBuf,
+        why: String,
+    },
+    Io {
+        doing: &'static str,
+        path: PathBuf,
+        error: io::Error,
+    },
+    /// The engine, or the machine, is not as the step needs.
+    Engine(String),
+}
+
+impl Error {
+    /// 2 for usage, 65 for a file left alone, 125 for the rest.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Usage(_) => 2,
+            Error::Unparsable { .. } => 65,
+            Error::Io { .. } | Error::Engine(_) => 125,
+        }
+    }
+
+    /// An `Io` error maker for `map_err`.
+    fn io(doing: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(io::Error) -> Error {
+        let path = path.into();
+        move |error| Error::Io { doing, path, error }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Usage(message) => write!(
+                f,
+                "{message}\nTry 'eatmydata-runtime install --help' for more information."
+            ),
+            Error::Unparsable { file, why } => {
+                write!(
+                    f,
+                    "cannot edit {}: {why}; it is left as it is",
+                    file.display()
+                )
+            }
+            Error::Io { doing, path, error } => write!(
+                f,
+                "cannot {doing} {}: {}",
+                path.display(),
+                crate::error::plain(error)
+            ),
+            Error::Engine(message) => write!(f, "{message}"),
+        }
+    }
+}
+
+/// Runs `eatmydata-runtime install|uninstall ARGS...`; the exit status.
+pub fn run(uninstall: bool, args: Vec<OsString>) -> std::ffi::c_int {
+    let done = match args::parse(uninstall, args) {
+        Ok(None) => {
+            print!("{HELP}");
+            return 0;
+        }
+        Ok(Some(request)) if request.uninstall => take_back(&request),
+        Ok(Some(request)) => install(&request),
+        Err(error) => Err(error),
+    };
+    match done {
+        Ok(()) => 0,
+        Err(error) => {
+            eprintln!("eatmydata: {error}");
+            error.exit_code().into()
+        }
+    }
+}
+
+fn install(request: &Request) -> Result<(), Error> {
+    let host = Host::new(&request.root)?;
+    let _lock = lock::take(&host)?;
+    let engine = match request.engine {
+        Some(engine) => engine,
+        None => register::detect(&host)?,
+    };
+    let mut record = state::read(&host)?;
+    let runtime = copy::install(&host)?;
+    let changes = register::plan(engine, &host, &runtime)?;
+    let changed = !changes.is_empty();
+    for change in &changes {
+        let new = change.new.as_deref().unwrap_or_default();
+        record.note(&change.path, change.old.as_deref(), new);
+    }
+    // The record first: a run stopped half-way can still be taken back.
+    state::write(&host, &record)?;
+    for change in &changes {
+        register::apply(&host, change)?;
+        println!("Registered {} in {}.", register::NAME, change.path);
+    }
+    if changed {
+        restart::engine(engine, &host, request)?;
+    } else {
+        println!(
+            "The engine's files already register {}: nothing restarted.",
+            register::NAME
+        );
+    }
+    wait::until_ready(engine, &host, request, true)?;
+    label();
+    Ok(())
+}
+
+fn take_back(request: &Request) -> Result<(), Error> {
+    let host = Host::new(&request.root)?;
+    let _lock = lock::take(&host)?;
+    let record = state::read(&host)?;
+    let engine = match (request.engine, record.engine()) {
+        (Some(engine), _) | (None, Some(engine)) => engine,
+        (None, None) => register::detect(&host)?,
+    };
+    let changes = register::undo(&host, &record)?;
+    for change in &changes {
+        register::apply(&host, change)?;
+        println!("Put {} back as it was before install.", change.path);
+    }
+    if !changes.is_empty() {
+        restart::engine(engine, &host, request)?;
+        wait::until_ready(engine, &host, request, false)?;
+    } else {
+        println!("No engine file holds what install wrote: nothing restarted.");
+    }
+    copy::uninstall(&host)?;
+    state::remove(&host)?;
+    Ok(())
+}
+
+/// The node's label, which the RuntimeClass's nodeSelector names: set by
+/// the DaemonSet's own step (kubectl), not here; said.
+fn label() {
+    if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() {
+        println!(
+            "Ready. The DaemonSet's label step marks the node {}=true.",
+            register::LABEL
+        );
+    } else {
+        println!("Ready. Not in Kubernetes: no node to label.");
+    }
+}
+
+/// Which engine's name the lines say.
+fn engine_name(engine: Engine) -> &'static str {
+    match engine {
+        Engine::Containerd => "containerd",
+        Engine::Crio => "CRI-O",
+        Engine::Docker => "dockerd",
+    }
+}

@@ -1,0 +1,388 @@
+//! `eatmydata-runtime install` and `uninstall` on a node whose root is a
+//! folder (`host/`), with a containerd 1.6 of the test's own configured in
+//! `host/etc/containerd/config.toml` and its CRI plugin serving pods
+//! (cri.py, as the kubelet). containerd is started, and restarted by the
+//! installer, by one command that writes its pid file, in a mount
+//! namespace where `host/usr/local` is the machine's `/usr/local`: so the
+//! runtime the installer copies to the node's
+//! `/usr/local/eatmydata/bin/` is where the registration says. That
+//! namespace is made at each start: the loop disks the pods use are
+//! mounted before the install's restart, so that containerd sees them.
+//!
+//! The oracle: a pod under the handler `eatmydata` flushes at most 5% of
+//! what the same pod under `runc` does on a loop device; the config file's
+//! bytes before install and after uninstall; containerd's pid (a second
+//! install restarts nothing); the handler refused once uninstalled.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use super::cases::{DYNAMIC, SYNCS};
+use super::containerd::{config_text, load_at, runc_root};
+use super::cri::{self, section};
+use super::daemon::{Dockerd, RunDir, StoreLock};
+use super::engine::{CACHE, Engine, Job, Ran, assert_eaten, measure, runtime};
+use crate::common::wait_until;
+use crate::loopfs::LoopFs;
+
+/// The installer's arguments the DaemonSet gives too
+/// (contrib/kubernetes/daemonset.yaml, checked by `kubernetes.rs`), before
+/// those only a test gives: its root, and how containerd restarts here.
+pub const INSTALL: [&str; 3] = ["install", "--engine", "containerd"];
+
+/// A node: its root in a folder, its containerd running.
+struct Node {
+    dir: RunDir,
+    _lock: StoreLock,
+}
+
+impl Node {
+    /// Starts containerd on the config `config` makes of the test's own
+    /// (version 2: its folders, socket and CRI section).
+    fn start(label: &str, config: impl FnOnce(&Node, String) -> String) -> Node {
+        let lock = StoreLock::take("containerd");
+        let dir = RunDir::new(label);
+        let node = Node { dir, _lock: lock };
+        let root = Path::new(CACHE).join("containerd");
+        let cri = section(node.dir.path(), &runc_root(&node.dir));
+        let etc = node.host().join("etc/containerd");
+        fs::create_dir_all(&etc).unwrap();
+        let config = config(&node, config_text(&root, &node.dir, &node.socket(), &cri));
+        fs::create_dir_all(node.host().join("usr/local")).unwrap();
+        fs::create_dir_all(node.dir.join("pods")).unwrap();
+        fs::write(node.config(), config).unwrap();
+        let mut child = Command::new("/bin/sh")
+            .args(["-c", &node.start_command()])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start containerd");
+        // Reaped when it ends, so that its pid counts as gone.
+        std::thread::spawn(move || child.wait());
+        node.wait_answers();
+        node
+    }
+
+    fn host(&self) -> PathBuf {
+        self.dir.join("host")
+    }
+
+    fn config(&self) -> PathBuf {
+        self.host().join("etc/containerd/config.toml")
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.join("containerd.sock")
+    }
+
+    fn pid_file(&self) -> PathBuf {
+        self.dir.join("containerd.pid")
+    }
+
+    /// containerd in a mount namespace of its own whose /usr/local is the
+    /// node's, writing its pid file (the shell's pid, which it becomes).
+    fn start_command(&self) -> String {
+        format!(
+            "exec unshare --mount --propagation private /bin/sh -c 'mount --bind {host}/usr/local \
+             /usr/local && echo $$ > {pid} && exec containerd --config {config} >> {log} 2>&1'",
+            host = self.host().display(),
+            pid = self.pid_file().display(),
+            config = self.config().display(),
+            log = self.dir.join("containerd.log").display(),
+        )
+    }
+
+    fn wait_answers(&self) {
+        let socket = self.socket();
+        wait_until("containerd answers", Duration::from_secs(60), || {
+            std::os::unix::net::UnixStream::connect(&socket).is_ok()
+        });
+    }
+
+    fn pid(&self) -> i32 {
+        let text = fs::read_to_string(self.pid_file()).unwrap_or_default();
+        text.trim().parse().unwrap_or(0)
+    }
+
+    /// The installer, as a process on the node, with `verb`'s arguments.
+    fn installer(&self, verb: &str) -> Command {
+        let mut installer = Command::new(runtime());
+        let args = if verb == "install" {
+            &INSTALL[..]
+        } else {
+            &["uninstall", "--engine", "containerd"]
+        };
+        installer
+            .args(args)
+            .arg("--host-root")
+            .arg(self.host())
+            .arg("--restart")
+            .arg("pid-file")
+            .arg(self.pid_file())
+            .arg("--start")
+            .arg(self.start_command())
+            .arg("--address")
+            .arg(self.socket())
+            .arg("--timeout=60")
+            .stdin(Stdio::null());
+        installer
+    }
+
+    /// Runs the installer to its end, asserting success; what it said.
+    fn run(&self, verb: &str) -> String {
+        said(
+            self.installer(verb).output().expect("run the installer"),
+            verb,
+        )
+    }
+}
+
+fn said(output: Output, verb: &str) -> String {
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{verb}: {}\n{text}", output.status);
+    eprintln!("{verb}:\n{text}");
+    text
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let pid = self.pid();
+        if pid <= 1 {
+            return;
+        }
+        // SAFETY: a signal to the containerd this test started (its pid
+        // file's, in the test's own folder).
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let gone = || {
+            let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            stat.rsplit_once(") ")
+                .is_none_or(|(_, rest)| rest.starts_with(['Z', 'X']))
+        };
+        for _ in 0..600 {
+            if gone() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+}
+
+/// Pods on a node's containerd, under the handler `eatmydata` or `runc`.
+struct Pods<'a> {
+    node: &'a Node,
+    image: String,
+}
+
+impl Engine for Pods<'_> {
+    fn name(&self) -> &'static str {
+        "containerd node"
+    }
+
+    fn image(&self) -> &str {
+        &self.image
+    }
+
+    fn run(&self, disk: &LoopFs, job: &Job) -> Ran {
+        cri::run_pod(
+            &self.node.socket(),
+            &self.node.dir.join("pods"),
+            disk,
+            job,
+            &[],
+        )
+    }
+}
+
+/// `sync-dynamic loop FILE SYNCS` in a pod under `handler`.
+fn pod(pods: &Pods, disk: &LoopFs, handler: &str, file: &str) -> Ran {
+    let syncs = SYNCS.to_string();
+    let args = [DYNAMIC, "loop", file, &syncs];
+    let job = Job {
+        eaten: false,
+        image: pods.image(),
+        env: &[],
+        args: &args,
+    };
+    cri::pod(
+        &pods.node.socket(),
+        handler,
+        &pods.node.dir.join("pods"),
+        disk,
+        &job,
+        &[],
+    )
+}
+
+#[test]
+fn install_makes_the_handler_eat_a_pods_flushes_and_uninstall_puts_every_byte_back() {
+    // Mounted before any restart, so that containerd's namespace has it.
+    let disk = LoopFs::new("install-node", 64);
+    let node = Node::start("install", |_, config| config);
+    let before = fs::read(node.config()).unwrap();
+    let first = node.pid();
+
+    let said = node.run("install");
+    let installed = node.pid();
+    assert_ne!(installed, first, "install restarted containerd: {said}");
+    assert!(said.contains("reports the handler eatmydata"), "{said}");
+    assert!(
+        node.host()
+            .join("usr/local/eatmydata/bin/eatmydata-runtime")
+            .exists()
+    );
+
+    let image = load_at(&node.socket());
+    let pods = Pods { node: &node, image };
+    let syncs = SYNCS.to_string();
+    let control_args = [DYNAMIC, "loop", "/data/control", &syncs];
+    let eaten_args = [DYNAMIC, "loop", "/data/eaten", &syncs];
+    let job = |eaten, args| Job {
+        eaten,
+        image: &pods.image,
+        env: &[],
+        args,
+    };
+    let control = measure(&pods, &disk, &job(false, &control_args));
+    let eaten = measure(&pods, &disk, &job(true, &eaten_args));
+    assert_eaten(
+        pods.name(),
+        "installed, dynamic C",
+        &control,
+        &eaten,
+        SYNCS.into(),
+    );
+
+    // Nothing changed: nothing restarted.
+    let again = node.run("install");
+    assert_eq!(node.pid(), installed, "{again}");
+    assert!(again.contains("nothing restarted"), "{again}");
+
+    let said = node.run("uninstall");
+    assert_ne!(node.pid(), installed, "{said}");
+    assert_eq!(fs::read(node.config()).unwrap(), before, "{said}");
+    assert!(said.contains("no longer reports the handler"), "{said}");
+    assert!(!node.host().join("usr/local/eatmydata").exists());
+    let refused = pod(&pods, &disk, "eatmydata", "/data/after");
+    assert_ne!(
+        refused.status,
+        Some(0),
+        "a pod under a handler gone: {refused:?}"
+    );
+    let plain = pod(&pods, &disk, "runc", "/data/plain");
+    assert_eq!(plain.status, Some(0), "{plain:?}");
+
+    let again = node.run("uninstall");
+    assert!(again.contains("nothing restarted"), "{again}");
+    assert_eq!(fs::read(node.config()).unwrap(), before);
+}
+
+#[test]
+fn two_installers_at_once_on_a_config_with_comments_handlers_and_imports() {
+    let mut imported = PathBuf::new();
+    let mut theirs = String::new();
+    let node = Node::start("install-theirs", |node, config| {
+        imported = node.host().join("etc/containerd/conf.d/10-theirs.toml");
+        fs::create_dir_all(imported.parent().unwrap()).unwrap();
+        let timeout = "[timeouts]\n  \"io.containerd.timeout.shim.cleanup\" = \"5s\"\n";
+        fs::write(&imported, format!("version = 2\n{timeout}")).unwrap();
+        // Theirs: comments, an import, a second handler.
+        theirs = format!(
+            "# The node's own config, kept as it is.\nversion = 2\nimports = [\"{}\"] # theirs\n\
+             {}\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.other] # another\n  \
+             runtime_type = \"io.containerd.runc.v2\"\n",
+            imported.with_file_name("*.toml").display(),
+            config.strip_prefix("version = 2\n").unwrap(),
+        );
+        theirs.clone()
+    });
+    let first = node.pid();
+    let both: Vec<_> = (0..2)
+        .map(|_| {
+            let mut installer = node.installer("install");
+            installer.stdout(Stdio::piped()).stderr(Stdio::piped());
+            installer.spawn().expect("start the installer")
+        })
+        .collect();
+    let said: Vec<String> = both
+        .into_iter()
+        .map(|child| said(child.wait_with_output().unwrap(), "install"))
+        .collect();
+    let restarts = said
+        .iter()
+        .filter(|s| s.contains("Restarted containerd"))
+        .count();
+    assert_eq!(restarts, 1, "{said:?}");
+    assert!(
+        said.iter()
+            .all(|s| s.contains("reports the handler eatmydata")),
+        "{said:?}"
+    );
+    assert_ne!(node.pid(), first);
+    let installed = fs::read_to_string(node.config()).unwrap();
+    assert!(installed.starts_with(&theirs), "{installed}");
+    assert!(installed.contains("BinaryName = \"/usr/local/eatmydata/bin/eatmydata-runtime\""));
+
+    let said = node.run("uninstall");
+    assert_eq!(fs::read_to_string(node.config()).unwrap(), theirs, "{said}");
+    assert!(imported.exists());
+}
+
+/// The installer on a Docker host, as `docker run --privileged --pid=host
+/// -v /:/host IMAGE install --host-root /host --engine docker` runs it
+/// (here as a process, on a folder): dockerd reloaded, not restarted, and
+/// its `GET /info` lists the runtime; uninstall gives daemon.json back.
+#[test]
+fn on_a_docker_host_install_reloads_dockerd_and_uninstall_gives_daemon_json_back() {
+    let dir = RunDir::new("install-docker");
+    let host = dir.join("host");
+    let config = host.join("etc/docker/daemon.json");
+    fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let theirs = "{\n    \"debug\": false\n}\n";
+    fs::write(&config, theirs).unwrap();
+    let dockerd = Dockerd::start(
+        dir.path(),
+        &config,
+        &dir.join("data"),
+        &dir.join("exec"),
+        None,
+    );
+    let pid = dockerd.daemon.pid();
+    let run = |verb: &str| {
+        let mut installer = Command::new(runtime());
+        installer
+            .args([verb, "--engine", "docker", "--host-root"])
+            .arg(&host)
+            .args(["--restart", "pid-file"])
+            .arg(dir.join("dockerd.pid"))
+            .arg("--address")
+            .arg(&dockerd.socket)
+            .arg("--timeout=60")
+            .stdin(Stdio::null());
+        said(installer.output().expect("run the installer"), verb)
+    };
+    let installed = run("install");
+    assert!(
+        installed.contains(&format!("Reloaded dockerd (SIGHUP to {pid})")),
+        "{installed}"
+    );
+    assert!(
+        installed.contains("reports the handler eatmydata"),
+        "{installed}"
+    );
+    let again = run("install");
+    assert!(again.contains("nothing restarted"), "{again}");
+    let removed = run("uninstall");
+    assert!(
+        removed.contains("no longer reports the handler"),
+        "{removed}"
+    );
+    assert_eq!(fs::read_to_string(&config).unwrap(), theirs);
+    assert_eq!(dockerd.daemon.pid(), pid);
+}

@@ -14,7 +14,7 @@ container with the machine's root mounted (--host-root /host).
 install, under one lock for the whole machine (HOST/var/lib/eatmydata/):
   copies this command to HOST/usr/local/bin/eatmydata, with the link
   eatmydata-runtime beside it and the library placed in
-  HOST/usr/local/lib/eatmydata/; registers the runtime with the engine as
+  HOST/usr/local/eatmydata/lib/eatmydata/; registers the runtime with the engine as
   `configure` does (containerd 1.x: config.toml; containerd 2.x, config
   version 3 importing conf.d/*.toml: a drop-in there; CRI-O: a drop-in in
   crio.conf.d; dockerd: daemon.json), keeping the files as they were in

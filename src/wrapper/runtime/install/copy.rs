@@ -72,7 +72,11 @@ pub fn uninstall(host: &Host) -> Result<(), Error> {
             Err(error) => return Err(Error::io("remove", &path)(error)),
         }
     }
-    for folder in [format!("{PREFIX}/bin"), format!("{PREFIX}/lib"), PREFIX.into()] {
+    for folder in [
+        format!("{PREFIX}/bin"),
+        format!("{PREFIX}/lib"),
+        PREFIX.into(),
+    ] {
         let path = host.no_link(&folder)?;
         match fs::remove_dir(&path) {
             Err(error)

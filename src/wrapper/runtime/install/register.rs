@@ -183,8 +183,9 @@ pub fn undo(host: &Host, record: &Record) -> Result<Vec<Change>, Error> {
             return Err(Error::Unparsable {
                 file: host.at(&kept.path),
                 why: format!(
-                    "it changed since install wrote it, so it cannot be put back as it was; \
-                     what it held before is in {}/install.json",
+                    "it changed since install wrote it, so it cannot be put back as it was \
+                     (what it held before is in {}/install.json; `eatmydata-runtime configure \
+                     ENGINE --remove --config FILE` takes out eatmydata's entry alone)",
                     super::state::FOLDER
                 ),
             });

@@ -23,7 +23,7 @@ use super::{Error, engine_name};
 /// How long an engine may take to stop on SIGTERM.
 const STOP: Duration = Duration::from_secs(60);
 
-pub fn engine(engine: Engine, _host: &Host, request: &Request) -> Result<(), Error> {
+pub fn engine(engine: Engine, host: &Host, request: &Request) -> Result<(), Error> {
     let name = engine_name(engine);
     let reload = engine == Engine::Docker;
     match &request.restart {
@@ -40,6 +40,7 @@ pub fn engine(engine: Engine, _host: &Host, request: &Request) -> Result<(), Err
                 Error::Engine(format!("{}: no running {name} to restart", file.display()))
             })?;
             if reload {
+                super::wait::until_answers(engine, host, request)?;
                 signal(pid, libc::SIGHUP)?;
                 println!("Reloaded {name} (SIGHUP to {pid}).");
                 return Ok(());

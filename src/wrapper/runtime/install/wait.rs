@@ -17,6 +17,31 @@ use super::{Error, engine_name, register};
 /// A reply read up to this size.
 const LIMIT: u64 = 8 << 20;
 
+/// Waits until `engine` answers a question, whatever it says of the
+/// handler: dockerd takes SIGHUP for a reload only once it has set up its
+/// handler for it, after its socket accepts (before, SIGHUP ends it).
+pub fn until_answers(engine: Engine, host: &Host, request: &Request) -> Result<(), Error> {
+    let socket = match &request.address {
+        Some(socket) => socket.clone(),
+        None => socket(engine, host)?,
+    };
+    let deadline = Instant::now() + Duration::from_secs(request.timeout);
+    loop {
+        match reports(engine, &socket) {
+            Ok(_) => return Ok(()),
+            Err(why) if Instant::now() > deadline => {
+                return Err(Error::Engine(format!(
+                    "{} on {} does not answer within {} s: {why}",
+                    engine_name(engine),
+                    socket.display(),
+                    request.timeout
+                )));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}
+
 /// Waits until `engine` answers and its handler is there (`present`) or
 /// gone, as far as it can tell.
 pub fn until_ready(

@@ -159,7 +159,15 @@ fn take_back(request: &Request) -> Result<(), Error> {
         register::apply(&host, change)?;
         println!("Put {} back as it was before install.", change.path);
     }
-    if !changes.is_empty() {
+    if engine == Engine::Docker && !changes.is_empty() {
+        // A reload keeps a runtime whose key went missing from the file.
+        restart::engine(engine, &host, request)?;
+        wait::until_answers(engine, &host, request)?;
+        println!(
+            "dockerd lists {} until its next restart: a reload keeps a runtime the file              no longer names (`configure docker --remove` names it runc instead).",
+            register::NAME
+        );
+    } else if !changes.is_empty() {
         restart::engine(engine, &host, request)?;
         wait::until_ready(engine, &host, request, false)?;
     } else {

@@ -121,7 +121,7 @@ fn install(request: &Request) -> Result<(), Error> {
     };
     let mut record = state::read(&host)?;
     let runtime = copy::install(&host)?;
-    let changes = register::plan(engine, &host, &runtime)?;
+    let changes = register::plan(engine, &host, runtime)?;
     let changed = !changes.is_empty();
     for change in &changes {
         let new = change.new.as_deref().unwrap_or_default();

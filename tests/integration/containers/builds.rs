@@ -150,29 +150,13 @@ fn names(archive: &[u8]) -> Vec<String> {
     names
 }
 
-/// What an image made under the runtime holds today beyond the plain
-/// one's, until the library moves into the container's `/dev` (issue 28):
-/// runc's mount point for it, made in the RUN step's layer.
-const PENDING_TRACE: &[&str] = &["opt/", "opt/eatmydata/", "opt/eatmydata/libeatmydata.so"];
-
 /// Asserts that the image made under eatmydata lists the plain one's
-/// files; the known trace alone is shown as PENDING, without failing.
+/// files: the library's mount point is in the container's `/dev`, which
+/// no layer holds.
 fn assert_same_files(eaten: &[String], plain: &[String], what: &str) {
-    if eaten == plain {
-        return;
-    }
-    let extra: Vec<&String> = eaten.iter().filter(|name| !plain.contains(name)).collect();
-    let missing = plain.iter().any(|name| !eaten.contains(name));
-    if !missing
-        && extra
-            .iter()
-            .all(|name| PENDING_TRACE.contains(&name.as_str()))
-    {
-        eprintln!("builds: {what}: PENDING (issue 28: the image holds {extra:?})");
-        return;
-    }
-    panic!(
-        "{what}: the image made under eatmydata lists other files:\n{eaten:?}\nplain: {plain:?}"
+    assert_eq!(
+        eaten, plain,
+        "{what}: the image made under eatmydata lists other files"
     );
 }
 

@@ -28,67 +28,6 @@ mod images; // the tiny images: the probe and the host's loader and libraries
 
 use images::{Images, PROBE, Tiny, run};
 
-/// Cases that differ from runc on main today, each with how, from issue
-/// 28's list (work under way): each still runs and shows in the table,
-/// marked PENDING, without failing the test; once one is the same it says
-/// so, and comes off this list.
-const PENDING: &[(&str, &str)] = &[
-    (
-        "true: docker diff",
-        "the library's mount point in the layer",
-    ),
-    ("report", "the library's mount point in the layer"),
-    ("named volume at /opt", "the volume gains the mount point"),
-    ("-v DIR:/opt:ro", "exit 125: mkdir in a read-only folder"),
-    (
-        "-v DIR:/opt (host gains)",
-        "the host folder gains the mount point",
-    ),
-    ("image: /opt a file", "exit 125: not a directory"),
-    ("image: /opt/eatmydata a file", "exit 125: not a directory"),
-    ("commit and export", "both hold the mount point"),
-    ("i386 image", "ld.so's wrong ELF class line"),
-    (
-        "i386: 100 fsyncs on a volume",
-        "ld.so's wrong ELF class line",
-    ),
-    ("arm64: 100 fsyncs on a volume", "ld.so's cannot open line"),
-    (
-        "ASan: 100 fsyncs on a volume",
-        "exit 1: ASan runtime does not come first",
-    ),
-    (
-        "setuid: 100 fsyncs on a volume",
-        "the library's mount point in the layer",
-    ),
-    ("arm64 image (qemu-user)", "ld.so's cannot open line"),
-    ("musl image", "the library's mount point in the layer"),
-    (
-        "-fsanitize=address",
-        "exit 1: ASan runtime does not come first",
-    ),
-    (
-        "setuid, --user 1000:1000",
-        "the library's mount point in the layer",
-    ),
-    ("--read-only", "the library's mount point in the layer"),
-    ("--user 1000:1000", "the library's mount point in the layer"),
-    ("--cap-drop ALL", "the library's mount point in the layer"),
-    ("exec: report", "the library's mount point in the layer"),
-    ("exec: i386", "ld.so's wrong ELF class line"),
-    (
-        "exec: -fsanitize=address",
-        "exit 1: ASan runtime does not come first",
-    ),
-    ("env", "the library's mount point in the layer"),
-    ("mounts", "the library's mount point in the layer"),
-    ("ls -a /dev", "no /dev/.eatmydata yet"),
-    (
-        "static: fsync(-1)",
-        "the library's mount point in the layer",
-    ),
-];
-
 /// The fsyncing writes of a flush case.
 const SYNCS: u32 = 100;
 
@@ -792,11 +731,9 @@ fn table(rows: &[Row]) -> String {
         } else {
             row.eaten.summary()
         };
-        let verdict = match (&row.verdict, pending(row.name)) {
-            (Ok(said), None) => said.clone(),
-            (Ok(said), Some(_)) => format!("{said}; PENDING no more: take it off the list"),
-            (Err(_), None) => "DIFFERS".to_owned(),
-            (Err(_), Some(why)) => format!("PENDING (issue 28: {why})"),
+        let verdict = match &row.verdict {
+            Ok(said) => said.clone(),
+            Err(_) => "DIFFERS".to_owned(),
         };
         text.push_str(&format!(
             "  {:<30} | {} | {} | {verdict}\n",
@@ -811,14 +748,6 @@ fn table(rows: &[Row]) -> String {
         }
     }
     text
-}
-
-/// Why `case` is on [`PENDING`], if it is.
-fn pending(case: &str) -> Option<&'static str> {
-    PENDING
-        .iter()
-        .find(|(name, _)| *name == case)
-        .map(|(_, why)| *why)
 }
 
 /// Runs `cases` on `parity`, prints the table, and asserts that each is
@@ -846,7 +775,7 @@ fn compare(parity: &Parity, cases: &[Case]) -> Vec<Row> {
     // The table is above, on stderr.
     let differing: Vec<&str> = rows
         .iter()
-        .filter(|row| row.verdict.is_err() && pending(row.name).is_none())
+        .filter(|row| row.verdict.is_err())
         .map(|row| row.name)
         .collect();
     assert!(
@@ -861,15 +790,11 @@ fn parity_of_the_corpus_under_runc_and_the_runtime() {
     let parity = Parity::start("parity-docker", "");
     let _binfmt = binfmt::Aarch64::registered();
     let rows = compare(&parity, &corpus());
-    // The syncs of programs the library cannot serve still eaten (by the
-    // seccomp rules), in every flush case whose runs both succeeded; a
-    // pending case may fail to run today (ASan), and says so above.
+    // The syncs of programs the library cannot serve still eaten, by the
+    // seccomp rules.
     let mut measured = 0;
     for row in rows.iter().filter(|row| row.runc.flushes.is_some()) {
         let (control, eaten) = (row.runc.flushes.unwrap(), row.eaten.flushes.unwrap());
-        if row.eaten.status != Some(0) && pending(row.name).is_some() {
-            continue;
-        }
         assert!(
             control >= u64::from(SYNCS),
             "{} under runc: {control} flushes for {SYNCS} fsyncs",
@@ -878,7 +803,7 @@ fn parity_of_the_corpus_under_runc_and_the_runtime() {
         assert_few_flushes(eaten, control, &format!("{} under the runtime", row.name));
         measured += 1;
     }
-    assert!(measured >= 3, "only {measured} flush cases measured");
+    assert_eq!(measured, 4, "the flush cases");
 }
 
 /// The oracle sees what it must: a status, an output line, a diff entry

@@ -16,8 +16,10 @@ use crate::common::{TempDir, command, musl_root};
 use crate::loopfs::LoopFs;
 
 mod edits; // what the edit leaves out, and where: i386, ASan, static, /dev, /opt, userns, hooks
+mod exec; // exec process files as a file, /dev/stdin and <(...), beside runc; a planted name
 mod failures; // bad specs refused with the container never started; the log line
 mod runc; // dynamic and static programs, Docker's profile, exec, the off switch
+mod verbs; // runc's help, lines we do not read, a bundle without its spec; bounded specs; log lines
 
 /// Where the runtime mounts the library.
 const MOUNTED: &str = "/dev/.eatmydata/libeatmydata.so";

@@ -1,5 +1,6 @@
-//! Reading a spec file and writing it back atomically: a temporary file in
-//! the same folder, with the original's mode and owner, renamed over it.
+//! Reading a spec file (bounded, a regular file, no link followed:
+//! `input.rs`) and writing it back atomically: a temporary file in the
+//! same folder, with the original's mode and owner, renamed over it.
 //! A reader (the real runtime) sees the old spec or the new one, never a
 //! half. Not flushed: a bundle lives as long as its container, in a
 //! runtime folder that a crash empties anyway.
@@ -10,6 +11,8 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+
+use super::input::{self, Input};
 
 /// A spec file as read: its bytes, parsed, and what to keep of the file.
 pub struct SpecFile {
@@ -22,23 +25,30 @@ pub struct SpecFile {
 /// Why a spec file could not be used.
 #[derive(Debug)]
 pub enum Problem {
-    Read(io::Error),
+    Read(input::Problem),
     Parse(serde_json::Error),
+    /// Parsed, but not a shape the edit knows: why.
+    Edit(String),
     Write(io::Error),
 }
 
-/// Reads and parses `path`.
-pub fn read(path: &Path) -> Result<SpecFile, Problem> {
-    let bytes = fs::read(path).map_err(Problem::Read)?;
-    let metadata = fs::metadata(path).map_err(Problem::Read)?;
+/// Reads and parses `path`; `None` when there is no file there.
+pub fn read(path: &Path) -> Result<Option<SpecFile>, Problem> {
+    let Input {
+        bytes, metadata, ..
+    } = match input::regular(path, input::SPEC_LIMIT) {
+        Ok(input) => input,
+        Err(problem) if problem.is_missing() => return Ok(None),
+        Err(problem) => return Err(Problem::Read(problem)),
+    };
     let value = serde_json::from_slice(&bytes).map_err(Problem::Parse)?;
-    Ok(SpecFile {
+    Ok(Some(SpecFile {
         path: path.to_owned(),
         value,
         // Written back in the layout it came in: indented or on one line.
         pretty: bytes.contains(&b'\n'),
         metadata,
-    })
+    }))
 }
 
 impl SpecFile {

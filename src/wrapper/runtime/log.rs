@@ -52,10 +52,41 @@ pub fn line(json: bool, level: Level, message: &str, time: &str) -> String {
         let line = json!({ "level": level.name(), "msg": message, "time": time });
         format!("{line}\n")
     } else {
-        // logrus's text: msg quoted as Go's %q would, for what we write.
-        let quoted = message.replace('\\', "\\\\").replace('"', "\\\"");
-        format!("time=\"{time}\" level={} msg=\"{quoted}\"\n", level.name())
+        let quoted = quote(message);
+        format!("time=\"{time}\" level={} msg={quoted}\n", level.name())
     }
+}
+
+/// `text` quoted as Go's `%q` (`strconv.Quote`) quotes it, as logrus's
+/// text format writes a value: no byte of it can end or split the line.
+/// Go leaves printable Unicode as it is and escapes the rest; here every
+/// control character and the line and paragraph separators are escaped,
+/// the rest kept.
+pub fn quote(text: &str) -> String {
+    let mut quoted = String::with_capacity(text.len() + 2);
+    quoted.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => quoted.push_str("\\\""),
+            '\\' => quoted.push_str("\\\\"),
+            '\x07' => quoted.push_str("\\a"),
+            '\x08' => quoted.push_str("\\b"),
+            '\x0c' => quoted.push_str("\\f"),
+            '\n' => quoted.push_str("\\n"),
+            '\r' => quoted.push_str("\\r"),
+            '\t' => quoted.push_str("\\t"),
+            '\x0b' => quoted.push_str("\\v"),
+            c if u32::from(c) < 0x80 && c.is_control() => {
+                quoted.push_str(&format!("\\x{:02x}", u32::from(c)));
+            }
+            c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => {
+                quoted.push_str(&format!("\\u{:04x}", u32::from(c)));
+            }
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    quoted
 }
 
 /// Appends `message` to the log, if there is one; a log that cannot be
@@ -100,5 +131,26 @@ mod tests {
             line(false, Level::Error, "eatmydata: a \"b\"", "T"),
             "time=\"T\" level=error msg=\"eatmydata: a \\\"b\\\"\"\n"
         );
+    }
+
+    /// As Go's `strconv.Quote` writes them.
+    #[test]
+    fn text_lines_never_split() {
+        for (text, go) in [
+            ("a\nb", r#""a\nb""#),
+            ("a\tb\rc", r#""a\tb\rc""#),
+            ("\x07\x08\x0b\x0c", r#""\a\b\v\f""#),
+            ("\x00\x1b[1m\x7f", r#""\x00\x1b[1m\x7f""#),
+            ("\u{85}\u{2028}", r#""\u0085\u2028""#),
+            ("é \\ \"", r#""é \\ \"""#),
+        ] {
+            assert_eq!(quote(text), go, "{text:?}");
+        }
+        let id = "evil\ntime=\"0\" level=error msg=\"forged\"";
+        let written = line(false, Level::Info, &format!("eatmydata: {id}: off"), "T");
+        assert_eq!(written.matches('\n').count(), 1, "{written}");
+        assert!(written.ends_with("off\"\n"), "{written}");
+        let json = line(true, Level::Info, id, "T");
+        assert_eq!(json.matches('\n').count(), 1, "{json}");
     }
 }

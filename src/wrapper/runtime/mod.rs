@@ -22,8 +22,10 @@ mod bundle;
 mod configure;
 mod edit;
 mod help;
+mod input;
 mod install;
 mod log;
+mod process;
 mod state;
 mod verbs;
 
@@ -35,6 +37,7 @@ use std::path::{Path, PathBuf};
 use crate::{error, exec, library, search};
 use bundle::Problem;
 pub use configure::REGISTERED;
+use process::Handed;
 use verbs::{Line, Verb};
 
 /// Our option naming the real runtime.
@@ -52,6 +55,32 @@ pub fn is_its_name(argv0: &OsStr) -> bool {
     Path::new(argv0).file_name() == Some(OsStr::new(NAME))
 }
 
+/// What a file we could not use was for: the message says what did not
+/// start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Subject {
+    /// A bundle's spec, on `create` or `run`.
+    Container,
+    /// An `exec` process file.
+    Process,
+}
+
+impl Subject {
+    fn not_started(self) -> &'static str {
+        match self {
+            Subject::Container => "container not started",
+            Subject::Process => "process not started",
+        }
+    }
+
+    fn noun(self) -> &'static str {
+        match self {
+            Subject::Container => "spec",
+            Subject::Process => "process",
+        }
+    }
+}
+
 /// A failure of the runtime itself; `Display` is the message after
 /// `eatmydata: `.
 #[derive(Debug)]
@@ -60,20 +89,20 @@ enum Failure {
     NoRuntime,
     Ourselves(PathBuf),
     Command(error::Error),
-    Spec(PathBuf, Problem),
-    Edit(PathBuf, String),
+    /// A spec or process file that is there and cannot be used.
+    File(Subject, PathBuf, Problem),
 }
 
 impl Failure {
     /// 2 for usage, 127 and 126 for a real runtime missing or not
-    /// runnable (as `env(1)`), 125 for a spec that cannot be edited.
+    /// runnable (as `env(1)`), 125 for a file that cannot be edited.
     fn exit_code(&self) -> u8 {
         match self {
             Failure::Usage(_) => 2,
             Failure::NoRuntime => 127,
             Failure::Ourselves(_) => 126,
             Failure::Command(error) => error.exit_code(),
-            Failure::Spec(..) | Failure::Edit(..) => 125,
+            Failure::File(..) => 125,
         }
     }
 }
@@ -93,25 +122,25 @@ impl fmt::Display for Failure {
                 path.display()
             ),
             Failure::Command(error) => write!(f, "{error}"),
-            Failure::Spec(path, Problem::Read(e)) => {
-                write!(f, "cannot read {}: {}", path.display(), error::plain(e))
+            Failure::File(subject, path, problem) => {
+                let (path, not) = (path.display(), subject.not_started());
+                match problem {
+                    Problem::Read(e) => write!(f, "cannot read {path}: {e}; {not}"),
+                    Problem::Parse(e) => {
+                        write!(f, "{path} is not valid JSON ({e}); left as it is, {not}")
+                    }
+                    Problem::Edit(why) => write!(
+                        f,
+                        "{path} is not a {} eatmydata can edit: {why}; left as it is, {not}",
+                        subject.noun()
+                    ),
+                    Problem::Write(e) => write!(
+                        f,
+                        "cannot write {path}: {}; left as it was, {not}",
+                        error::plain(e)
+                    ),
+                }
             }
-            Failure::Spec(path, Problem::Parse(e)) => write!(
-                f,
-                "{} is not valid JSON ({e}); left as it is, container not started",
-                path.display()
-            ),
-            Failure::Spec(path, Problem::Write(e)) => write!(
-                f,
-                "cannot write {}: {}; left as it was, container not started",
-                path.display(),
-                error::plain(e)
-            ),
-            Failure::Edit(path, why) => write!(
-                f,
-                "{} is not a spec eatmydata can edit: {why}; left as it is, container not started",
-                path.display()
-            ),
         }
     }
 }
@@ -170,21 +199,23 @@ fn our_options(args: &mut Vec<OsString>) -> Result<Option<OsString>, Failure> {
     Ok(named)
 }
 
-/// The real runtime's path.
-fn real_runtime(named: Option<OsString>) -> Result<PathBuf, Failure> {
+/// The real runtime: its path, and the name it was given as (`runc`, or a
+/// path), which it gets as its argv\[0\] as it would called alone (runc
+/// names itself by it in its messages).
+fn real_runtime(named: Option<OsString>) -> Result<(PathBuf, OsString), Failure> {
     let named = named.or_else(|| std::env::var_os(RUNTIME_VARIABLE).filter(|v| !v.is_empty()));
-    let path = match named {
-        Some(named) => search::resolve(&named).map_err(Failure::Command)?,
+    let (path, name) = match named {
+        Some(named) => (search::resolve(&named).map_err(Failure::Command)?, named),
         None => DEFAULTS
             .iter()
-            .find_map(|name| search::resolve(OsStr::new(name)).ok())
+            .find_map(|name| Some((search::resolve(OsStr::new(name)).ok()?, name.into())))
             .ok_or(Failure::NoRuntime)?,
     };
     let us = library::this_program().and_then(|p| p.canonicalize().ok());
     if us.is_some() && path.canonicalize().ok() == us {
         return Err(Failure::Ourselves(path));
     }
-    Ok(path)
+    Ok((path, name))
 }
 
 /// Edits what the verb needs, then executes the real runtime.
@@ -197,15 +228,13 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
     } = verbs::parse(&args);
     // Known before anything can fail, so that the shim reads why.
     *log = runtime_log;
-    let runtime = real_runtime(named)?;
+    let (runtime, argv0) = real_runtime(named)?;
     match verb {
         Verb::Create { bundle, config, id } => {
-            let path = match config {
-                Some(config) => bundle.join(config),
-                None => bundle.join("config.json"),
-            };
+            let path = bundle.join(config.unwrap_or_else(|| "config.json".into()));
             let mut account_said = String::new();
-            let done = edit(&path, |value| {
+            // No spec there: the real runtime's own error, not ours.
+            if let Some(done) = edit(&path, |value| {
                 if let Some(why) = edit::off(value) {
                     return Ok(edit::Done::Off(why));
                 }
@@ -213,81 +242,98 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
                 let library = library::locate_for(library::Caller::Runtime)
                     .map_err(Failure::Command)?
                     .path;
-                let done = edit::create(value, &bundle, &library)
-                    .map_err(|why| Failure::Edit(path.clone(), why))?;
+                let done = edit::create(value, &bundle, &library).map_err(|why| {
+                    Failure::File(Subject::Container, path.clone(), Problem::Edit(why))
+                })?;
                 let state = state::root_of(&runtime, root.as_deref());
-                account_said = account::at_create(value, id.as_deref(), &state);
+                account_said = account::at_create(value, Some(&id), &state);
                 Ok(done)
-            })?;
-            say(log, id.as_deref(), &done);
+            })? {
+                say(log, &id, &done.describe());
+            }
             if !account_said.is_empty() {
-                let id = id.as_deref().unwrap_or_default().to_string_lossy();
-                log::say(
-                    log,
-                    log::Level::Info,
-                    &format!("eatmydata: {id}: {account_said}"),
-                );
+                say(log, &id, &account_said);
             }
         }
         Verb::Exec {
             process: Some(process),
             id,
         } => {
-            let id_os = id.clone().unwrap_or_default();
-            let container = state::container(&runtime, root.as_deref(), &id_os);
-            let reported = container
+            // Decided before the file is opened: without the library it is
+            // not read at all, and a pipe keeps its bytes for the runtime.
+            let container = state::container(&runtime, root.as_deref(), &id);
+            let mounted = container
                 .as_ref()
-                .is_some_and(|(_, config)| edit::account::has_report(config));
-            let done = edit(&process, |value| {
-                let done = edit::exec(value, container)
-                    .map_err(|why| Failure::Edit(process.clone(), why))?;
-                if reported && done.changed() {
-                    let env = value
-                        .get_mut("env")
-                        .and_then(serde_json::Value::as_array_mut);
-                    env.into_iter().for_each(edit::account::name_report);
-                }
-                Ok(done)
-            })?;
-            say(log, id.as_deref(), &done);
+                .is_some_and(|(_, config)| edit::library::source(config).is_some());
+            if mounted {
+                let reported = container
+                    .as_ref()
+                    .is_some_and(|(_, config)| edit::account::has_report(config));
+                let handed = process::hand_on(&process, |value| {
+                    let done = edit::exec(value, container)?;
+                    if reported && done.changed() {
+                        let env = value
+                            .get_mut("env")
+                            .and_then(serde_json::Value::as_array_mut);
+                        env.into_iter().for_each(edit::account::name_report);
+                    }
+                    Ok(done)
+                })
+                .map_err(|p| Failure::File(Subject::Process, process.path.clone(), p))?;
+                let done = match handed {
+                    Handed::Read { arg, done } => {
+                        args[process.at] = arg;
+                        done
+                    }
+                    Handed::Unchanged(done) => done,
+                };
+                say(log, &id, &done.describe());
+            }
         }
-        Verb::Delete { id: Some(id) } if account::has_folder(&id) => {
+        Verb::Delete { id } if account::has_folder(&id) => {
             let (code, said) = account::delete(&runtime, &args, &id).map_err(|e| {
                 Failure::Command(error::Error::CannotRun(runtime.clone().into_os_string(), e))
             })?;
-            let message = format!("eatmydata: {}: {said}", id.to_string_lossy());
-            log::say(log, log::Level::Info, &message);
+            say(log, &id, &said);
             std::process::exit(code);
         }
-        Verb::Exec { process: None, .. } | Verb::Delete { .. } | Verb::Other => {}
+        Verb::Unknown { option } => {
+            let message = format!("option {option} unknown to eatmydata: handed on untouched");
+            say(log, OsStr::new(""), &message);
+        }
+        Verb::Delete { .. } | Verb::Exec { process: None, .. } | Verb::Other => {}
     }
     Err(Failure::Command(exec::replace_process(
         &runtime,
-        runtime.as_os_str(),
+        &argv0,
         &args,
         &[],
     )))
 }
 
 /// Reads the spec at `path`, edits it with `change`, and writes it back if
-/// anything was applied.
+/// anything was applied; `None` when there is no file at `path`.
 fn edit(
     path: &Path,
     change: impl FnOnce(&mut serde_json::Value) -> Result<edit::Done, Failure>,
-) -> Result<edit::Done, Failure> {
-    let mut file = bundle::read(path).map_err(|p| Failure::Spec(path.to_owned(), p))?;
+) -> Result<Option<edit::Done>, Failure> {
+    let failed = |p| Failure::File(Subject::Container, path.to_owned(), p);
+    let Some(mut file) = bundle::read(path).map_err(failed)? else {
+        return Ok(None);
+    };
     let done = change(&mut file.value)?;
     if done.changed() {
-        file.write()
-            .map_err(|p| Failure::Spec(path.to_owned(), p))?;
+        file.write().map_err(failed)?;
     }
-    Ok(done)
+    Ok(Some(done))
 }
 
-/// The log's line for a container.
-fn say(log: &verbs::Log, id: Option<&OsStr>, done: &edit::Done) {
-    let id = id.unwrap_or_default().to_string_lossy();
-    let message = format!("eatmydata: {id}: {}", done.describe());
+/// The log's line for a container (or for the line, without an id).
+fn say(log: &verbs::Log, id: &OsStr, what: &str) {
+    let message = match id.to_string_lossy() {
+        id if id.is_empty() => format!("eatmydata: {what}"),
+        id => format!("eatmydata: {id}: {what}"),
+    };
     log::say(log, log::Level::Info, &message);
 }
 

@@ -6,13 +6,17 @@
 //! runc keeps `ROOT/ID/state.json`, whose `config.labels` hold
 //! `bundle=DIR`; crun keeps `ROOT/ID/status`, whose `bundle` is the folder.
 //! The default roots are `/run/NAME` for root and `$XDG_RUNTIME_DIR/NAME`
-//! otherwise, as both runtimes choose them.
+//! otherwise, as both runtimes choose them. Each file is read bounded, as
+//! a regular file, without following a link (`input.rs`); an id runc
+//! would refuse (`/`, `..`) is never joined to a path.
 
 use std::ffi::OsStr;
-use std::fs;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+
+use super::input;
 
 /// The state folder of runtime `name` (`runc`, `crun`) without `--root`.
 fn default_root(name: &str) -> PathBuf {
@@ -25,11 +29,23 @@ fn default_root(name: &str) -> PathBuf {
 }
 
 fn json(path: &Path) -> Option<Value> {
-    serde_json::from_slice(&fs::read(path).ok()?).ok()
+    let input = input::regular(path, input::SPEC_LIMIT).ok()?;
+    serde_json::from_slice(&input.bytes).ok()
+}
+
+/// Whether `id` is one runc takes (`^[\w+-\.]+$`, where `+-\.` is the
+/// range `+,-.`; not `.` or `..`), and so a single path component.
+fn valid_id(id: &OsStr) -> bool {
+    let bytes = id.as_bytes();
+    let allowed = |b: &u8| b.is_ascii_alphanumeric() || b"_+,-.".contains(b);
+    !bytes.is_empty() && bytes != b"." && bytes != b".." && bytes.iter().all(allowed)
 }
 
 /// The bundle of container `id`, from the state the runtime keeps.
 fn bundle(root: &Path, id: &OsStr) -> Option<PathBuf> {
+    if !valid_id(id) {
+        return None;
+    }
     let folder = root.join(id);
     if let Some(state) = json(&folder.join("state.json")) {
         let labels = state.get("config")?.get("labels")?.as_array()?;
@@ -66,10 +82,21 @@ pub fn container(runtime: &Path, root: Option<&Path>, id: &OsStr) -> Option<(Pat
 mod tests {
     use super::super::edit;
     use super::*;
+    use std::fs;
 
     /// Whether container `id` has the library mounted, as `exec` asks.
     fn has_library(runtime: &Path, root: Option<&Path>, id: &OsStr) -> bool {
         container(runtime, root, id).is_some_and(|(_, config)| edit::library::in_spec(&config))
+    }
+
+    #[test]
+    fn ids_runc_refuses_are_never_paths() {
+        for good in ["a", "eatmydata-test-1-2", "A_b+c.d", "a,b"] {
+            assert!(valid_id(OsStr::new(good)), "{good}");
+        }
+        for bad in ["", ".", "..", "../x", "a/b", "a\nb", "a b"] {
+            assert!(!valid_id(OsStr::new(bad)), "{bad}");
+        }
     }
 
     /// runc's `state.json` (the part read) and crun's `status` (its

@@ -1,4 +1,5 @@
 use std::fs;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 
 use super::*;
@@ -30,7 +31,8 @@ fn config(value: &mut serde_json::Value, library: &Path) -> Result<edit::Done, F
             facts: Ok(facts),
         },
     };
-    edit::edit_config(value, &learned).map_err(|why| Failure::Edit("config.json".into(), why))
+    edit::edit_config(value, &learned)
+        .map_err(|why| Failure::File(Subject::Container, "config.json".into(), Problem::Edit(why)))
 }
 
 #[test]
@@ -101,22 +103,62 @@ fn bad_json_is_left_byte_for_byte() {
     fs::write(&path, b"[1, 2]").unwrap();
     let library = Path::new("/l.so");
     let failure = edit(&path, |v| config(v, library)).unwrap_err();
-    assert!(matches!(failure, Failure::Edit(..)), "{failure:?}");
+    assert!(
+        matches!(failure, Failure::File(_, _, Problem::Edit(_))),
+        "{failure:?}"
+    );
     assert_eq!(fs::read(&path).unwrap(), b"[1, 2]");
     fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A bundle without its spec is the real runtime's to report; a spec that
+/// is there and cannot be read safely is ours.
 #[test]
-fn a_bundle_that_cannot_be_read_fails_the_verb() {
+fn a_missing_spec_is_handed_on_and_a_bad_one_refused() {
     let dir = folder("missing");
-    let failure = edit(&dir.join("config.json"), |_| panic!("nothing read")).unwrap_err();
-    assert!(
-        matches!(failure, Failure::Spec(_, Problem::Read(_))),
-        "{failure:?}"
-    );
-    assert_eq!(failure.exit_code(), 125);
-    assert!(failure.to_string().starts_with("cannot read "), "{failure}");
+    let missing = edit(&dir.join("config.json"), |_| panic!("nothing read"));
+    assert!(missing.unwrap().is_none());
+    let no_folder = edit(&dir.join("none/config.json"), |_| panic!("nothing read"));
+    assert!(no_folder.unwrap().is_none());
+    let fifo = dir.join("fifo.json");
+    let name = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a C string for the call.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let big = dir.join("big.json");
+    let file = fs::File::create(&big).unwrap();
+    file.set_len(input::SPEC_LIMIT + 1).unwrap();
+    let target = dir.join("target.json");
+    fs::write(&target, "{}").unwrap();
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    for (path, says) in [
+        (&fifo, "a FIFO, not a regular file"),
+        (&big, "larger than 16 MiB"),
+        (&link, "a symbolic link, not followed"),
+        (&dir, "a folder, not a regular file"),
+    ] {
+        let failure = edit(path, |_| panic!("nothing read")).unwrap_err();
+        assert_eq!(failure.exit_code(), 125);
+        let message = failure.to_string();
+        assert!(message.starts_with("cannot read "), "{message}");
+        assert!(message.contains(says), "{message}");
+        assert!(message.ends_with("container not started"), "{message}");
+    }
+    assert_eq!(fs::read(&target).unwrap(), b"{}");
     fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An exec's failure speaks of the process, not of a container.
+#[test]
+fn an_exec_failure_says_process() {
+    let failure = Failure::File(
+        Subject::Process,
+        "/tmp/runc-process1".into(),
+        Problem::Edit("the process is not a JSON object".into()),
+    );
+    let message = failure.to_string();
+    assert!(!message.contains("container"), "{message}");
+    assert!(message.ends_with("process not started"), "{message}");
 }
 
 #[test]
@@ -130,7 +172,7 @@ fn the_file_keeps_its_mode_and_layout() {
         fs::write(&path, text).unwrap();
         fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
         let library = Path::new("/l.so");
-        let done = edit(&path, |v| config(v, library)).unwrap();
+        let done = edit(&path, |v| config(v, library)).unwrap().unwrap();
         assert!(matches!(done, edit::Done::Created { .. }));
         let written = fs::read_to_string(&path).unwrap();
         assert_eq!(written.contains('\n'), pretty, "{written}");
@@ -146,7 +188,9 @@ fn the_file_keeps_its_mode_and_layout() {
     // Off: not even written.
     fs::write(&path, "{\"process\":{\"env\":[\"EATMYDATA_DISABLE=1\"]}}").unwrap();
     let before = fs::metadata(&path).unwrap().modified().unwrap();
-    let done = edit(&path, |v| config(v, Path::new("/l.so"))).unwrap();
+    let done = edit(&path, |v| config(v, Path::new("/l.so")))
+        .unwrap()
+        .unwrap();
     assert!(matches!(done, edit::Done::Off(_)));
     assert_eq!(fs::metadata(&path).unwrap().modified().unwrap(), before);
     fs::remove_dir_all(&dir).unwrap();

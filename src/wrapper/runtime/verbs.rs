@@ -1,61 +1,98 @@
 //! Which verb an engine asked the real runtime for, read from runc's (or
-//! crun's) command line as the shims write it:
-//! `--root R --log L --log-format json create --bundle B --pid-file P ID`.
+//! crun's) command line as the callers write it: containerd's shim and
+//! BuildKit (go-runc: `--root R --log L --log-format json create --bundle B
+//! --pid-file P ID`, `run --bundle B --keep ID`, `exec --process F --detach
+//! --pid-file P ID`, `delete ID`), docker's, and podman's conmon
+//! (`--systemd-cgroup create --bundle B --pid-file P --no-pivot ID`).
 //!
-//! Only `create` and `run` (the bundle's `config.json`) and `exec` (its
-//! `--process` file) are edited, and `delete` read for its id (the
-//! account); every other verb, and anything this
-//! parser does not understand, goes to the real runtime untouched. The
-//! line itself is never changed: what is read here only says which file to
-//! edit, and what to write in the log.
+//! Every option runc and crun know is listed below with whether it takes a
+//! value, so that a flag (`--keep`, `-d`) is never read as taking the
+//! bundle or the id after it. A help option (`-h`, `--help`), an option
+//! not listed, or a line without its id is not ours to read: it goes to
+//! the real runtime untouched, which prints its help or its own error.
+//! The line itself is never changed but for one value: an `exec` process
+//! file we read is handed on by another name (`mod.rs`).
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
-/// Global options of runc and crun that take a value (`--log L` or
-/// `--log=L`; runc's flag library takes one dash too).
-const GLOBAL_VALUED: &[&str] = &[
-    "log",
-    "log-format",
-    "log-level",
-    "root",
-    "criu",
-    "rootless",
-    "cgroup-manager",
-];
+/// The options of one verb (or of the globals) in runc and crun: those
+/// that take a value (`--log L`, `--log=L`; runc's flag library takes one
+/// dash too), and the flags.
+struct Options {
+    valued: &'static [&'static str],
+    flags: &'static [&'static str],
+}
 
-/// Options of `create` and `run` that take a value.
-const CREATE_VALUED: &[&str] = &[
-    "bundle",
-    "b",
-    "console-socket",
-    "pid-file",
-    "preserve-fds",
-    "config",
-    "f",
-];
+/// Asking for help, wherever it comes; runc's flag library knows both.
+const HELP: [&str; 2] = ["help", "h"];
 
-/// Options of `exec` that take a value.
-const EXEC_VALUED: &[&str] = &[
-    "process",
-    "p",
-    "console-socket",
-    "cwd",
-    "env",
-    "e",
-    "user",
-    "u",
-    "additional-gids",
-    "g",
-    "process-label",
-    "apparmor",
-    "cap",
-    "c",
-    "preserve-fds",
-    "pid-file",
-    "cgroup",
-];
+const GLOBAL: Options = Options {
+    valued: &[
+        "log",
+        "log-format",
+        "log-level",
+        "root",
+        "criu",
+        "rootless",
+        "cgroup-manager",
+    ],
+    flags: &["debug", "systemd-cgroup", "version", "v"],
+};
+
+/// `create` and `run` (runc's run adds `--detach`, `--keep`,
+/// `--no-subreaper`; crun's create takes `--no-subreaper` too).
+const CREATE: Options = Options {
+    valued: &[
+        "bundle",
+        "b",
+        "console-socket",
+        "pidfd-socket",
+        "pid-file",
+        "preserve-fds",
+        "config",
+        "f",
+    ],
+    flags: &[
+        "detach",
+        "d",
+        "keep",
+        "no-subreaper",
+        "no-pivot",
+        "no-new-keyring",
+    ],
+};
+
+const EXEC: Options = Options {
+    valued: &[
+        "process",
+        "p",
+        "console-socket",
+        "pidfd-socket",
+        "cwd",
+        "env",
+        "e",
+        "user",
+        "u",
+        "additional-gids",
+        "g",
+        "process-label",
+        "apparmor",
+        "cap",
+        "c",
+        "preserve-fds",
+        "pid-file",
+        "cgroup",
+    ],
+    // crun's `--tty` takes an optional value, only as `--tty=VALUE`.
+    flags: &["tty", "t", "detach", "d", "no-new-privs", "ignore-paused"],
+};
+
+const DELETE: Options = Options {
+    valued: &[],
+    flags: &["force", "f"],
+};
 
 /// The log the runtime was told to write, where the shims read it.
 #[derive(Debug, Default, PartialEq)]
@@ -63,6 +100,25 @@ pub struct Log {
     pub file: Option<PathBuf>,
     /// `--log-format json`; runc's default is text.
     pub json: bool,
+}
+
+/// Where an `exec` process file was named on the line: the argument at
+/// `at` is `prefix` (`--process=`, or nothing when the value stands
+/// alone) followed by `path`.
+#[derive(Debug, PartialEq)]
+pub struct ProcessFile {
+    pub path: PathBuf,
+    pub at: usize,
+    pub prefix: Vec<u8>,
+}
+
+impl ProcessFile {
+    /// The argument that names `path` instead, in the same form.
+    pub fn renamed(&self, path: &OsStr) -> OsString {
+        let mut arg = self.prefix.clone();
+        arg.extend_from_slice(path.as_bytes());
+        OsString::from_vec(arg)
+    }
 }
 
 /// What the runtime is asked to do, as far as eatmydata cares.
@@ -73,16 +129,20 @@ pub enum Verb {
     Create {
         bundle: PathBuf,
         config: Option<PathBuf>,
-        id: Option<OsString>,
+        id: OsString,
     },
     /// `exec`: the `--process` file, if the process is given by one.
     Exec {
-        process: Option<PathBuf>,
-        id: Option<OsString>,
+        process: Option<ProcessFile>,
+        id: OsString,
     },
-    /// `delete`: the container's id, for its account.
-    Delete { id: Option<OsString> },
-    /// Anything else: `start`, `state`, `kill`, `features`, ...
+    /// `delete`: the container is gone after it.
+    Delete { id: OsString },
+    /// An option this reader does not know: the line is handed on as it
+    /// is, and the log says so.
+    Unknown { option: String },
+    /// Anything else: `start`, `state`, `kill`, `features`, a help
+    /// option, a line without its id, ...
     Other,
 }
 
@@ -106,85 +166,147 @@ fn option(arg: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
     })
 }
 
-/// Walks options from `args`: for each, `seen(name, value)`; stops at the
-/// first argument that is not an option and returns its index.
+/// How a walk over options ended.
+#[derive(Debug, PartialEq)]
+enum Walk {
+    /// At the first argument that is not an option (or past `--`).
+    At(usize),
+    /// A help option: the real runtime prints its help.
+    Help,
+    /// An option not in the table.
+    Unknown(String),
+    /// A valued option at the end of the line, without its value.
+    Missing,
+}
+
+/// One option seen: its name, its value and where the value is.
+struct Seen<'a> {
+    name: &'a [u8],
+    value: Option<&'a OsStr>,
+    at: usize,
+    prefix: &'a [u8],
+}
+
+/// Walks the options at the start of `args` (from `start`): for each,
+/// `seen`.
 fn options<'a>(
     args: &'a [OsString],
-    valued: &[&str],
-    mut seen: impl FnMut(&[u8], Option<&'a OsStr>),
-) -> usize {
-    let mut i = 0;
+    start: usize,
+    table: &Options,
+    mut seen: impl FnMut(Seen<'a>),
+) -> Walk {
+    let mut i = start;
     while i < args.len() {
         let arg = args[i].as_bytes();
         if arg == b"--" {
-            return i + 1;
+            return Walk::At(i + 1);
         }
         let Some((name, inline)) = option(arg) else {
-            return i;
+            return Walk::At(i);
         };
-        let takes = valued.iter().any(|v| v.as_bytes() == name);
-        let value = match inline {
-            Some(value) => Some(OsStr::from_bytes(value)),
-            None if takes => {
+        let is = |list: &[&str]| list.iter().any(|v| v.as_bytes() == name);
+        if is(&HELP) {
+            return Walk::Help;
+        }
+        if !is(table.valued) && !is(table.flags) {
+            return Walk::Unknown(String::from_utf8_lossy(arg).into_owned());
+        }
+        let (value, at, prefix) = match inline {
+            Some(value) => (
+                Some(OsStr::from_bytes(value)),
+                i,
+                &arg[..arg.len() - value.len()],
+            ),
+            None if is(table.valued) => {
                 i += 1;
-                args.get(i).map(OsString::as_os_str)
+                match args.get(i) {
+                    Some(value) => (Some(value.as_os_str()), i, &b""[..]),
+                    None => return Walk::Missing,
+                }
             }
-            None => None,
+            None => (None, i, &b""[..]),
         };
-        seen(name, value);
+        seen(Seen {
+            name,
+            value,
+            at,
+            prefix,
+        });
         i += 1;
     }
-    i
+    Walk::At(i)
 }
 
 /// Reads the line (without argv\[0\] and without our own options).
 pub fn parse(args: &[OsString]) -> Line {
     let (mut root, mut log) = (None, Log::default());
-    let at = options(args, GLOBAL_VALUED, |name, value| match (name, value) {
+    let walk = options(args, 0, &GLOBAL, |seen| match (seen.name, seen.value) {
         (b"root", Some(v)) => root = Some(PathBuf::from(v)),
         (b"log", Some(v)) => log.file = Some(PathBuf::from(v)),
         (b"log-format", Some(v)) => log.json = v.as_bytes() == b"json",
         _ => {}
     });
-    let verb = match args.get(at).map(|v| v.as_bytes()) {
-        Some(b"create" | b"run") => create(&args[at + 1..]),
-        Some(b"exec") => exec(&args[at + 1..]),
-        Some(b"delete") => {
-            let rest = &args[at + 1..];
-            let at = options(rest, &[], |_, _| {});
-            Verb::Delete {
-                id: rest.get(at).cloned(),
-            }
-        }
-        _ => Verb::Other,
+    let verb = match walk {
+        Walk::At(at) => match args.get(at).map(|v| v.as_bytes()) {
+            Some(b"create" | b"run") => create(args, at + 1),
+            Some(b"exec") => exec(args, at + 1),
+            Some(b"delete") => delete(args, at + 1),
+            _ => Verb::Other,
+        },
+        Walk::Unknown(option) => Verb::Unknown { option },
+        Walk::Help | Walk::Missing => Verb::Other,
     };
     Line { root, log, verb }
 }
 
-fn create(args: &[OsString]) -> Verb {
+/// The verb's id at `at`, or why the line is not ours to read.
+fn id(args: &[OsString], walk: Walk) -> Result<OsString, Verb> {
+    match walk {
+        Walk::At(at) => args.get(at).cloned().ok_or(Verb::Other),
+        Walk::Unknown(option) => Err(Verb::Unknown { option }),
+        Walk::Help | Walk::Missing => Err(Verb::Other),
+    }
+}
+
+fn create(args: &[OsString], start: usize) -> Verb {
     let (mut bundle, mut config) = (None, None);
-    let at = options(args, CREATE_VALUED, |name, value| match (name, value) {
+    let walk = options(args, start, &CREATE, |seen| match (seen.name, seen.value) {
         (b"bundle" | b"b", Some(v)) => bundle = Some(PathBuf::from(v)),
         (b"config" | b"f", Some(v)) => config = Some(PathBuf::from(v)),
         _ => {}
     });
-    Verb::Create {
-        bundle: bundle.unwrap_or_else(|| PathBuf::from(".")),
-        config,
-        id: args.get(at).cloned(),
+    match id(args, walk) {
+        Ok(id) => Verb::Create {
+            bundle: bundle.unwrap_or_else(|| PathBuf::from(".")),
+            config,
+            id,
+        },
+        Err(verb) => verb,
     }
 }
 
-fn exec(args: &[OsString]) -> Verb {
+fn exec(args: &[OsString], start: usize) -> Verb {
     let mut process = None;
-    let at = options(args, EXEC_VALUED, |name, value| {
-        if let (b"process" | b"p", Some(v)) = (name, value) {
-            process = Some(PathBuf::from(v));
+    let walk = options(args, start, &EXEC, |seen| {
+        if let (b"process" | b"p", Some(v)) = (seen.name, seen.value) {
+            process = Some(ProcessFile {
+                path: PathBuf::from(v),
+                at: seen.at,
+                prefix: seen.prefix.to_vec(),
+            });
         }
     });
-    Verb::Exec {
-        process,
-        id: args.get(at).cloned(),
+    match id(args, walk) {
+        Ok(id) => Verb::Exec { process, id },
+        Err(verb) => verb,
+    }
+}
+
+fn delete(args: &[OsString], start: usize) -> Verb {
+    let walk = options(args, start, &DELETE, |_| {});
+    match id(args, walk) {
+        Ok(id) => Verb::Delete { id },
+        Err(verb) => verb,
     }
 }
 

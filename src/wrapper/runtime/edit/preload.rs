@@ -9,7 +9,7 @@
 use serde_json::{Value, json};
 
 use super::library::MOUNTED;
-use crate::elf::{self, Foreign, Kind, Loader};
+use crate::elf::{self, Foreign, Kind};
 use crate::protocol;
 
 const PRELOAD: &str = "LD_PRELOAD";
@@ -82,23 +82,22 @@ pub struct Program {
 }
 
 /// Whether `program` can take the library: `Err` says why not, for the
-/// log. A static program reads no `LD_PRELOAD`; a 32-bit or foreign one,
-/// or one linking a sanitizer, would print the loader's complaint or
-/// refuse to start; one we could not read is not guessed at. The seccomp
-/// rules answer their syncs all the same.
+/// log. A 32-bit or foreign program, or one linking a sanitizer, would
+/// print the loader's complaint or refuse to start: it gets none, and the
+/// seccomp rules answer its syncs. A static program reads no `LD_PRELOAD`,
+/// but what it starts does (tini, dumb-init or a static shell starting
+/// the real server), so it is set for them. A program that cannot be read
+/// in the rootfs (on a volume) or is no ELF is taken as one of this
+/// machine's, the usual case, as before this rule.
 pub fn takes(program: &Program) -> Result<(), String> {
     let path = &program.path;
-    let facts = match &program.facts {
-        Ok(facts) => facts,
-        Err(why) => return Err(format!("cannot read {path} in the rootfs: {why}")),
+    let Ok(facts) = &program.facts else {
+        return Ok(());
     };
     let what = match facts.kind {
-        Kind::Dynamic | Kind::EntersUring => return Ok(()),
-        // Dynamic Go programs load libc and take it; it serves what they
-        // start.
-        Kind::Go if facts.loader == Some(Loader::Glibc) => return Ok(()),
-        Kind::Go => "a static Go program, which reads no LD_PRELOAD",
-        Kind::Static => "statically linked, which reads no LD_PRELOAD",
+        Kind::Dynamic | Kind::EntersUring | Kind::Go | Kind::Static | Kind::Unknown => {
+            return Ok(());
+        }
         Kind::Foreign(Foreign::Bits32) => {
             "a 32-bit program, which the 64-bit library cannot load into"
         }
@@ -112,7 +111,6 @@ pub fn takes(program: &Program) -> Result<(), String> {
         Kind::Foreign(Foreign::LibraryNotForMusl) => {
             "a musl program, and the library needs a name musl does not have"
         }
-        Kind::Unknown => "neither an ELF program nor a script naming one",
     };
     Err(format!("{path} is {what}"))
 }
@@ -223,6 +221,7 @@ mod tests {
 #[cfg(test)]
 mod program_tests {
     use super::*;
+    use crate::elf::Loader;
 
     fn program(kind: Kind, loader: Option<Loader>) -> Program {
         Program {
@@ -232,21 +231,22 @@ mod program_tests {
     }
 
     #[test]
-    fn only_a_dynamic_program_of_this_machine_takes_the_library() {
+    fn only_a_program_that_would_refuse_it_goes_without_the_library() {
         let glibc = Some(Loader::Glibc);
         assert_eq!(takes(&program(Kind::Dynamic, glibc.clone())), Ok(()));
         assert_eq!(takes(&program(Kind::Dynamic, Some(Loader::Musl))), Ok(()));
         assert_eq!(takes(&program(Kind::EntersUring, glibc.clone())), Ok(()));
         assert_eq!(takes(&program(Kind::Go, glibc)), Ok(()));
+        // Read by none of these, but by what they start.
+        assert_eq!(takes(&program(Kind::Go, None)), Ok(()));
+        assert_eq!(takes(&program(Kind::Static, None)), Ok(()));
+        assert_eq!(takes(&program(Kind::Unknown, None)), Ok(()));
         for (kind, words) in [
-            (Kind::Static, "statically linked"),
-            (Kind::Go, "static Go"),
             (Kind::Foreign(Foreign::Bits32), "32-bit"),
             (Kind::Foreign(Foreign::Machine), "another architecture"),
             (Kind::Foreign(Foreign::Sanitizer), "sanitizer"),
             (Kind::Foreign(Foreign::UnknownLoader), "neither glibc's"),
             (Kind::Foreign(Foreign::LibraryNotForMusl), "musl"),
-            (Kind::Unknown, "neither an ELF"),
         ] {
             let why = takes(&program(kind, None)).unwrap_err();
             assert!(
@@ -258,10 +258,7 @@ mod program_tests {
             path: "/bin/p".into(),
             facts: Err("No such file or directory".into()),
         };
-        assert_eq!(
-            takes(&unreadable).unwrap_err(),
-            "cannot read /bin/p in the rootfs: No such file or directory"
-        );
+        assert_eq!(takes(&unreadable), Ok(()));
     }
 
     #[test]

@@ -247,7 +247,6 @@ fn a_dev_of_the_hosts_gets_no_library() {
 #[test]
 fn a_program_that_cannot_take_the_library_gets_no_preload() {
     for (kind, why) in [
-        (Kind::Static, "/bin/prog is statically linked"),
         (
             Kind::Foreign(Foreign::Bits32),
             "/bin/prog is a 32-bit program",
@@ -287,10 +286,10 @@ fn hooks_keep_the_environment_they_would_have_had() {
     assert_eq!(spec["hooks"]["createContainer"][0]["env"], original);
     assert!(spec["hooks"]["prestart"][0].get("env").is_none());
     // Without LD_PRELOAD, nothing to keep them from.
-    let mut static_ = parse(DOCKER);
-    static_["hooks"]["createContainer"] = serde_json::json!([{"path": "/hook"}]);
-    edit_config(&mut static_, &learned(Kind::Static)).unwrap();
-    assert!(static_["hooks"]["createContainer"][0].get("env").is_none());
+    let mut foreign = parse(DOCKER);
+    foreign["hooks"]["createContainer"] = serde_json::json!([{"path": "/hook"}]);
+    edit_config(&mut foreign, &learned(Kind::Foreign(Foreign::Bits32))).unwrap();
+    assert!(foreign["hooks"]["createContainer"][0].get("env").is_none());
 }
 
 #[test]

@@ -137,7 +137,7 @@ fn the_runtimes_help_names_configure_and_its_own_options() {
         "configure ENGINE",
         "EATMYDATA_RUNTIME",
         "EATMYDATA_DISABLE",
-        "/opt/eatmydata/libeatmydata.so",
+        "/dev/.eatmydata/libeatmydata.so",
     ] {
         assert!(help.contains(name), "{name} not in {help}");
     }

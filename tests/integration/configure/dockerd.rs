@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::{DAEMON_JSON, configure_ok};
 use crate::common::{TempDir, probe, wait_until};
-use crate::containers::{MOUNTED, daemon};
+use crate::containers::{RUNTIME_MOUNTED as MOUNTED, daemon};
 
 /// A dockerd of the test's own (see [`daemon::Dockerd`]) on the
 /// containerd it starts itself; stopped by its pid when dropped.

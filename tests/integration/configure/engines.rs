@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::{RUNTIME, configure_ok, containerd_config};
 use crate::common::{TempDir, wait_until};
-use crate::containers::{MOUNTED, conf as podman_test_conf};
+use crate::containers::{RUNTIME_MOUNTED as MOUNTED, conf as podman_test_conf};
 
 /// `containerd --config FILE config dump`: the config as containerd reads it.
 fn containerd_dump(config: &Path) -> String {

@@ -1,65 +1,102 @@
-//! Where libeatmydata.so lives on a host: the team's one answer, for the
-//! `eatmydata` command, for the OCI runtime that mounts it into
-//! containers, and for `configure` and `install`, which place it.
+//! Where libeatmydata.so lives on a host, and where root keeps what it
+//! runs: the team's one answer (decision H1 of this round), for the
+//! `eatmydata` command, for the OCI runtime that mounts the library into
+//! containers, and for `configure` and `install`, which place it and
+//! register the runtime.
 //!
-//! [`locate`] takes the first of these that is there:
+//! ## The rule every place is judged by
 //!
-//! 1. `EATMYDATA_LIBRARY`, when set: the user's own choice, not checked.
-//! 2. An installed copy (`installed.rs`): beside this program's real path
-//!    (a build tree's `target/release/`), `PREFIX/lib/eatmydata/`,
+//! A place is *safe* for a caller when the file and every folder from `/`
+//! down to it belong to root or to the caller, and no one else may write
+//! them (`trust.rs`: sudo's secure-path rule, checked on descriptors
+//! opened one level at a time, `O_NOFOLLOW`, never through a link). A
+//! file is safe when it is a regular file of root's or the caller's,
+//! writable by its owner alone. The check is made on the *real* path
+//! (links resolved once), and that real path is what we hand to ld.so,
+//! bind into a container or register with an engine: so the name later
+//! resolved from `/` leads where the check saw it lead, and no link on the
+//! way, in a folder someone else controls, can be swapped after.
+//! For root (and uid 0 of a user namespace), sticky folders such as
+//! `/tmp` are refused on the way too; for a user they are allowed only
+//! for the temporary places of step 5.
+//!
+//! ## Where the library comes from
+//!
+//! [`locate`] takes the first of these that is there and safe:
+//!
+//! 1. `EATMYDATA_LIBRARY`, when set: the caller's own choice, not checked
+//!    (whoever sets root's environment already runs code as root).
+//! 2. An **installed copy** (`installed.rs`): beside this program's real
+//!    path (a build tree's `target/release/`), `PREFIX/lib/eatmydata/`,
 //!    `PREFIX/lib/`, or Debian's `/usr/lib/<multiarch>/libeatmydata.so.1`,
-//!    where PREFIX is the parent of the folder holding the command. It
-//!    came with the command, from whoever could write the command.
+//!    where PREFIX is the parent of the folder holding the command, used
+//!    only if it is safe. One that is there but not safe is passed over
+//!    and named under `-v`, never loaded: with the command at
+//!    `/tmp/emd/eatmydata`, another user's `/tmp/lib/libeatmydata.so` is
+//!    not root's library.
 //! 3. The **placed copy** (`place.rs`):
 //!    `PREFIX/lib/eatmydata/libeatmydata-<sha256[..16]>.so`, the library
-//!    this command carries, written once per content beside it:
-//!    `/usr/local/bin/eatmydata` has
+//!    this command carries, written once per content beside it where
+//!    PREFIX is safe: `/usr/local/bin/eatmydata` has
 //!    `/usr/local/lib/eatmydata/libeatmydata-<h>.so`, and
-//!    `~/.local/bin/eatmydata` has `~/.local/lib/eatmydata/...`.
-//!    `configure` and `install` write it at registration ([`place`]; as
-//!    root, root's; as a user for a rootless engine, the user's own), and
-//!    the command and the runtime write it themselves when they run as
-//!    root, or as uid 0 of a user namespace (how rootless podman runs the
-//!    runtime, with no environment at all: conmon passes none), and find
-//!    it missing. It is used only if the file and every folder from `/`
-//!    down to it belong to root or to the caller and no one else may
-//!    write them (`trust.rs`, the rule sudo applies to its secure path),
-//!    checked on descriptors opened without following a link, and if it
-//!    holds the carried bytes exactly. [`unplace`] takes it away again.
-//! 4. Only for a caller that is not root, and never for the runtime: the
+//!    `~/.local/bin/eatmydata` has `~/.local/lib/eatmydata/...`. Written
+//!    by `configure` and `install` at registration ([`place`]), and by
+//!    root (or uid 0 of a user namespace) when missing. It must hold the
+//!    carried bytes exactly.
+//! 4. For root and the runtime only, **root's home** ([`home`]): the
+//!    first of `/run/eatmydata/` and `/var/lib/eatmydata/` that is safe
+//!    and not mounted `noexec` (Ubuntu mounts `/run` `noexec`; the loader
+//!    cannot map from there), made mode 0755 root when missing, holding
+//!    `libeatmydata-<h>.so` as in step 3. Every Linux host has one of
+//!    them, so root runs the single file from anywhere (`/tmp/x`,
+//!    `~user/.cargo/bin` under `sudo`, a runner's work folder) and never
+//!    loads what another user can change. `EATMYDATA_HOME` names another
+//!    folder instead of both (tests, and hosts whose `/run` and `/var` are
+//!    unusable); it must be safe too, so it grants nothing. With it set,
+//!    the runtime's account and its containers' reports live under it as
+//!    well (`account.jsonl`, `containers/`): one variable keeps a test
+//!    off the machine's own state.
+//! 5. Only for a caller that is not root, and never for the runtime: the
 //!    carried copy written out to a shared temporary place (`embedded.rs`:
 //!    `$TMPDIR`, `/tmp`, `/var/tmp`, `/dev/shm`, under the same rule, a
 //!    sticky folder allowed, and a private folder with an unguessable name
 //!    when someone else took `eatmydata-<uid>` first). So the command
 //!    alone, as a user's `cargo install` leaves it, still works.
 //!
+//! Root stops with exit 125 only where none of 2-4 can be used or written,
+//! and says, for each place, why.
+//!
+//! ## The runtime file an engine runs as root
+//!
+//! `configure` and `install` register only a runtime file that is safe
+//! *for root* (root's alone, never the caller's): where this command is
+//! not, they copy it to `/usr/local/eatmydata/bin/eatmydata-runtime` (the
+//! node installer's place; `EATMYDATA_HOME/bin/` when that is set), place
+//! the library beside that copy, register the copy, and say so. A
+//! `--runtime-path` must name this very command (same content). Before any
+//! engine file changes, `eatmydata-runtime check` proves the registered
+//! file works: it finds the real runtime, the library (steps 1-4), and
+//! edits a throw-away spec as `create` would.
+//!
 //! Why root never uses the temporary places: root's `TMPDIR` may be a
 //! user's folder (`sudo -E`, `su` without `-`), and whoever can rename in
 //! a folder on the path can swap the library between our check and the
 //! moment ld.so opens it by name, and run their code as root (issue 28's
-//! review did, with `renameat2(RENAME_EXCHANGE)` in a loop). The rule of
-//! `trust.rs` closes that for every place we use: no one but root and the
-//! caller can rename anything on the path, so the path ld.so resolves
-//! later leads where the check, made on descriptors, saw it lead. A place
-//! beside the command, under the command's own prefix, is as trustworthy
-//! as the command itself, and only root (or the caller) can change it. A
-//! root run that cannot use or make the placed copy stops and says why,
-//! rather than fall back to a shared folder.
+//! review did, with `renameat2(RENAME_EXCHANGE)` in a loop). The rule
+//! closes that for every place we use.
 //!
 //! In short, by who runs:
 //!
-//! - root (and uid 0 of a user namespace): override, installed, placed;
-//!   writes the placed copy when missing; never a temporary folder.
+//! - root (and uid 0 of a user namespace): override, installed (safe),
+//!   placed (safe prefix), root's home; writes the placed copy or the
+//!   home's when missing; never a temporary folder.
 //! - the runtime, whoever runs it: the same, and never a temporary folder.
-//! - a user: override, installed, a placed copy that passes the rule (the
-//!   user's own, or root's), else the temporary places; writes a placed
-//!   copy only through `configure` ([`place`]).
+//! - a user: override, installed (safe for the user), a placed copy that
+//!   passes the rule (the user's own, or root's), else the temporary
+//!   places; writes a placed copy only through `configure` ([`place`]).
 //!
 //! Where the library goes inside a container is the runtime's
 //! (`runtime/edit/library.rs`), from the host path found here.
-//!
-//! Never a fixed system folder: a copy of the command elsewhere could pick
-//! up another libeatmydata there (Debian's original) without a word.
 //!
 //! This program's real path comes from `/proc/self/exe`; where `/proc` is
 //! not mounted (a minimal container or chroot), from the path it was
@@ -88,6 +125,20 @@ pub use place::{place, placed_path, unplace};
 use trust::Trust;
 
 pub const FILE_NAME: &str = "libeatmydata.so";
+/// The variable naming root's home instead of [`HOMES`] (rule step 4).
+pub const HOME: &str = "EATMYDATA_HOME";
+/// Root's own places, in order, when `EATMYDATA_HOME` is not set.
+pub const HOMES: [&str; 2] = ["/run/eatmydata", "/var/lib/eatmydata"];
+
+/// Root's home, in the order to try (rule step 4): `EATMYDATA_HOME` alone
+/// when set to an absolute path, else [`HOMES`].
+#[allow(dead_code)] // locate_for, the account and configure take it up next
+pub fn homes() -> Vec<PathBuf> {
+    match env::var_os(HOME).map(PathBuf::from) {
+        Some(home) if home.is_absolute() => vec![home],
+        _ => HOMES.iter().map(PathBuf::from).collect(),
+    }
+}
 pub const OVERRIDE: &str = crate::protocol::LIBRARY;
 
 /// The library found: a real file on the host, and where it came from.

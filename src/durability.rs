@@ -148,6 +148,10 @@ pub fn disk_fs_magic(magic: i64) -> bool {
     DISK_FILE_SYSTEMS.iter().any(|&(_, known)| known == magic)
 }
 
+/// Keep by mount: which syncs are eaten, by the mount of their file.
+#[path = "durability/mount.rs"]
+pub mod mount;
+
 /// Which opens may lose a sync or direct flag: those the kernel would
 /// accept as asked.
 #[path = "durability/open.rs"]

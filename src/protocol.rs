@@ -35,6 +35,69 @@ pub const SYNC_AT_EXIT: &str = "EATMYDATA_SYNC_AT_EXIT";
 /// Silences the command's note about database clients when set and off.
 pub const CLIENT_NOTICE: &str = "EATMYDATA_CLIENT_NOTICE";
 
+/// Keeps the syncs on the mounts that hold these paths (`--keep`): a
+/// list of absolute paths ([`write_paths`]). Each process resolves them
+/// when it starts, each to the mount that holds it (`statx(2)`'s
+/// `STATX_MNT_ID`, or the device where the kernel has no mount ids), and
+/// decides every sync by the mount of its descriptor
+/// (`durability::mount::Scope`): a sync on a kept mount reaches the disk,
+/// every other one is eaten. An entry that resolves to no mount (a path
+/// that is gone, one that is not absolute, one past the most that are
+/// learned) makes the process keep every sync: unsure is durable. In a
+/// container the paths are those inside it (mount destinations).
+pub const KEEP: &str = "EATMYDATA_KEEP";
+
+/// Eats the syncs only on the mounts that hold these paths (`--only`), a
+/// list as [`KEEP`]'s: every other sync reaches the disk. An entry that
+/// resolves to no mount eats nothing. With [`KEEP`] as well, a sync is
+/// eaten where this list says and `KEEP` does not: keep wins.
+pub const ONLY: &str = "EATMYDATA_ONLY";
+
+/// What separates the paths of [`KEEP`] and [`ONLY`], as in `PATH`.
+pub const PATH_SEPARATOR: u8 = b':';
+
+/// Whether `path` can be an entry of [`KEEP`] or [`ONLY`]: absolute, and
+/// without the separator or a NUL. A path with a colon cannot be named;
+/// any other path on its mount (a folder above it) names the same mount.
+pub fn mount_path_ok(path: &[u8]) -> bool {
+    path.first() == Some(&b'/') && !path.iter().any(|&b| b == PATH_SEPARATOR || b == 0)
+}
+
+/// The bytes [`write_paths`] needs for `paths`.
+pub fn paths_len(paths: &[&[u8]]) -> usize {
+    paths
+        .iter()
+        .map(|path| path.len() + 1)
+        .sum::<usize>()
+        .saturating_sub(1)
+}
+
+/// Writes `paths` into `out` as a value of [`KEEP`] or [`ONLY`]
+/// (`/a:/b/c`) and returns its length; `None` when a path is not
+/// [`mount_path_ok`] or `out` is shorter than [`paths_len`].
+pub fn write_paths(out: &mut [u8], paths: &[&[u8]]) -> Option<usize> {
+    if !paths.iter().all(|path| mount_path_ok(path)) || out.len() < paths_len(paths) {
+        return None;
+    }
+    let mut line = Writer { out, len: 0 };
+    for (at, path) in paths.iter().enumerate() {
+        if at > 0 {
+            line.push(&[PATH_SEPARATOR]);
+        }
+        line.push(path);
+    }
+    Some(line.len)
+}
+
+/// The entries of a value of [`KEEP`] or [`ONLY`], in order, empty ones
+/// (`/a::/b`, a trailing colon) left out. Entries are given as written:
+/// the reader judges each with [`mount_path_ok`].
+pub fn parse_paths(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value
+        .split(|&byte| byte == PATH_SEPARATOR)
+        .filter(|path| !path.is_empty())
+}
+
 /// The value the command gives a switch it turns on.
 pub const ON: &str = "1";
 
@@ -459,6 +522,32 @@ mod tests {
         assert_eq!(parse_flush("dev 1:0"), Some(Flush::Device(1, 0)));
         assert_eq!(parse_flush("dev zz"), None);
         assert_eq!(parse_flush("new 00000001:00000002"), None);
+    }
+
+    #[test]
+    fn kept_paths_read_back_as_written() {
+        let paths: [&[u8]; 3] = [b"/", b"/srv/data", b"/b/\xff odd\n"];
+        let mut out = [0u8; 64];
+        let len = write_paths(&mut out, &paths).unwrap();
+        assert_eq!(len, paths_len(&paths));
+        assert_eq!(&out[..len], b"/:/srv/data:/b/\xff odd\n");
+        assert!(parse_paths(&out[..len]).eq(paths));
+        assert_eq!(write_paths(&mut out, &[]), Some(0));
+        assert_eq!(parse_paths(b"").count(), 0);
+        assert!(parse_paths(b":/a::/b:").eq([&b"/a"[..], b"/b"]));
+        // Relative entries are read, for the reader to judge.
+        assert!(parse_paths(b"a:/b").eq([&b"a"[..], b"/b"]));
+    }
+
+    #[test]
+    fn only_absolute_paths_without_a_colon_are_written() {
+        assert!(mount_path_ok(b"/a") && mount_path_ok(b"/"));
+        for bad in [&b""[..], b"a", b"./a", b"/a:b", b"/a\0b"] {
+            assert!(!mount_path_ok(bad), "{bad:?}");
+            assert_eq!(write_paths(&mut [0; 16], &[b"/x", bad]), None);
+        }
+        assert_eq!(write_paths(&mut [0; 4], &[b"/x", b"/y"]), None);
+        assert_eq!(write_paths(&mut [0; 5], &[b"/x", b"/y"]), Some(5));
     }
 
     #[test]

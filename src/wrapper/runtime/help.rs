@@ -46,7 +46,8 @@ Commands:
 Environment:
   {RUNTIME_VARIABLE}=NAME|PATH  the real runtime, as {RUNTIME_OPTION}=
                       names it, for a caller that cannot pass options
-  EATMYDATA_ACCOUNT=DIR  the account's folder (default /var/lib/eatmydata)
+  EATMYDATA_ACCOUNT=DIR  the account's folder (default EATMYDATA_HOME when
+                      set, else /var/lib/eatmydata)
   EATMYDATA_DISABLE=1 in a container's environment, or the annotation
                       {DISABLE}=1: leave that container as it is
 

@@ -1,7 +1,8 @@
 //! The account of what the runtime saved: a dockerd of the test's own
 //! with the runtime registered, whose runtime keeps an account of the
-//! test's own (`EATMYDATA_ACCOUNT` in the daemon's environment, which its
-//! containerd, their shims and the runtime inherit), and a tiny image made
+//! test's own (`EATMYDATA_HOME` in the daemon's environment, which its
+//! containerd, their shims and the runtime inherit: the account and the
+//! containers' report folders live under it), and a tiny image made
 //! from this machine's files (the sync probe, a garbage writer and the
 //! libraries they need). The account is read as a user reads it:
 //! `eatmydata-runtime report --json`.
@@ -48,9 +49,11 @@ impl Accounted {
         if registered {
             register("docker", &config);
         }
-        let account = dir.join("account");
+        // Root's home for the runtime: the account and the containers'
+        // folders, never the machine's own.
+        let account = dir.join("home");
         let mut command = Command::new("dockerd");
-        command.env("EATMYDATA_ACCOUNT", &account);
+        command.env("EATMYDATA_HOME", &account);
         let dockerd = Dockerd::start_with(
             command,
             dir.path(),
@@ -130,7 +133,7 @@ impl Accounted {
             .arg("report")
             .arg("--json")
             .args(args)
-            .env("EATMYDATA_ACCOUNT", &self.account)
+            .env("EATMYDATA_HOME", &self.account)
             .output()
             .unwrap();
         assert!(output.status.success(), "{output:?}");
@@ -246,7 +249,7 @@ fn twenty_containers_at_once_give_twenty_exact_records() {
         let on = &record["flushes"][0];
         assert_eq!(on["count"].as_u64(), Some(*syncs), "{record:#}");
         assert!(on["on"].as_str().unwrap().contains("ext4"), "{record:#}");
-        assert!(!Path::new("/run/eatmydata/containers").join(id).exists());
+        assert!(!docker.account.join("containers").join(id).exists());
     }
     let report = docker.report(&[]);
     let total: u64 = wanted.iter().sum();
@@ -330,6 +333,10 @@ fn exec_processes_are_counted_and_runc_containers_are_not() {
         ]);
         let out = docker.ok(&["exec", &id, "/bin/sync", "loop", "/tmp/f", "9"]);
         assert_eq!(out, "synced 9");
+        // Its report folder under EATMYDATA_HOME, never the machine's.
+        let folder = docker.account.join("containers").join(&id);
+        assert_eq!(folder.is_dir(), runtime == "eatmydata", "{folder:?}");
+        assert!(!Path::new("/run/eatmydata/containers").join(&id).exists());
         docker.ok(&["rm", "-f", &id]);
         ids.push(id);
     }

@@ -1,6 +1,7 @@
 //! The machine-wide account: one record per line in
-//! `/var/lib/eatmydata/account.jsonl` (or the folder `EATMYDATA_ACCOUNT`
-//! names, for a test's or an engine's own), appended under an exclusive
+//! `/var/lib/eatmydata/account.jsonl` (under `EATMYDATA_HOME` when that
+//! names root's home, or in the folder `EATMYDATA_ACCOUNT` names, for a
+//! test's or an engine's own), appended under an exclusive
 //! `flock(2)` of `account.lock` beside it, each record in one `write(2)`
 //! on an `O_APPEND` descriptor.
 //!
@@ -24,8 +25,6 @@ use std::path::{Path, PathBuf};
 
 use super::record::{LINE_MAX, Record};
 
-/// Where the account is kept.
-pub const FOLDER: &str = "/var/lib/eatmydata";
 /// The variable naming another folder.
 pub const VARIABLE: &str = "EATMYDATA_ACCOUNT";
 const FILE: &str = "account.jsonl";
@@ -35,11 +34,15 @@ const LOCK: &str = "account.lock";
 /// The size past which the file is rotated.
 pub const CAP: u64 = 4 << 20;
 
-/// The account's folder: `EATMYDATA_ACCOUNT`, else [`FOLDER`].
+/// The account's folder: `EATMYDATA_ACCOUNT`, else root's home's lasting
+/// place (the last of [`crate::library::homes`]): `EATMYDATA_HOME` when
+/// set, else `/var/lib/eatmydata`.
 pub fn folder() -> PathBuf {
     std::env::var_os(VARIABLE)
         .filter(|v| !v.is_empty())
-        .map_or_else(|| PathBuf::from(FOLDER), PathBuf::from)
+        .map(PathBuf::from)
+        .or_else(|| crate::library::homes().pop())
+        .unwrap_or_default()
 }
 
 /// The account in a folder.

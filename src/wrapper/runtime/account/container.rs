@@ -1,5 +1,6 @@
 //! Each container's own report file, on the host: a tmpfs of
-//! [`SIZE`] mounted by the runtime at `/run/eatmydata/containers/ID`,
+//! [`SIZE`] mounted by the runtime at `/run/eatmydata/containers/ID`
+//! (`EATMYDATA_HOME/containers/ID` when that names root's home: [`base`]),
 //! holding `report` (mode 0666: a container's processes write it as
 //! whatever user they run as), which the spec binds into the container
 //! (`edit/account.rs`), and `container.json`, what the runtime knew at
@@ -31,8 +32,17 @@ use super::time;
 use crate::mounts::{self, Device};
 use crate::protocol::{self, Counts, SKIPS};
 
-/// Where the containers' folders are.
-pub const BASE: &str = "/run/eatmydata/containers";
+/// Where the containers' folders are: `containers/` in root's home's
+/// run-time place (the first of [`crate::library::homes`]),
+/// `/run/eatmydata/containers` unless `EATMYDATA_HOME` names another.
+pub fn base() -> PathBuf {
+    let homes = crate::library::homes();
+    homes
+        .first()
+        .cloned()
+        .unwrap_or_default()
+        .join("containers")
+}
 /// The report file's name in a folder.
 pub const REPORT: &str = "report";
 const META: &str = "container.json";

@@ -24,7 +24,8 @@ pub const HELP: &str = "\
 usage: eatmydata-runtime report [--since TIME] [--json | --markdown]
 
 Sums up the account of the containers the runtime served and deleted
-(/var/lib/eatmydata/account.jsonl, or the folder EATMYDATA_ACCOUNT names):
+(/var/lib/eatmydata/account.jsonl; EATMYDATA_HOME/account.jsonl when that
+is set; or in the folder EATMYDATA_ACCOUNT names):
 containers, processes, what their processes skipped, and the time the
 flushes skipped would have taken, an estimate made by timing a few
 flushes now on each file system concerned.

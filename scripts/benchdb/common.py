@@ -80,8 +80,18 @@ class Context:
     def snapshot(self):
         """Copies of the command and library as built now: a rebuild in the
         working tree during the run cannot change or break what is measured.
-        The command finds the library next to itself, as when installed."""
-        bin_ = os.path.join(self.base, "bin")
+        The command finds the library next to itself, as when installed.
+
+        As root, in a folder of root's own under /var/lib (removed at the
+        end), not under --dir: root takes an installed library, and
+        registers a runtime, only where no other user can change them
+        (src/wrapper/library/mod.rs), and /var/tmp is everyone's."""
+        if os.geteuid() == 0:
+            self.installed = tempfile.mkdtemp(prefix="eatmydata-bench.", dir="/var/lib")
+            os.chmod(self.installed, 0o755)
+        else:
+            self.installed = self.base
+        bin_ = os.path.join(self.installed, "bin")
         os.mkdir(bin_)
         copies = []
         for name in ("eatmydata", "libeatmydata.so"):
@@ -160,6 +170,8 @@ class Context:
         self.daemons.clear()
         self.unmount_all()
         remove(self.base)
+        if getattr(self, "installed", self.base) != self.base:
+            remove(self.installed)
 
 
 def remove(path):
@@ -235,10 +247,12 @@ def read_pid(path):
         return 0
 
 
-def library_mapped(pid, library):
-    """Whether `library` is mapped in process `pid`: the preload really took."""
+def library_mapped(pid, library, resolve=True):
+    """Whether `library` is mapped in process `pid`: the preload really took.
+    `resolve`: the path is the host's, links resolved as the loader does;
+    not for a path inside a container's own mount namespace."""
     try:
-        real = os.path.realpath(library)
+        real = os.path.realpath(library) if resolve else library
         with open(f"/proc/{pid}/maps") as maps:
             return any(line.rstrip().endswith(real) for line in maps)
     except OSError:

@@ -43,12 +43,20 @@ def own_path(kind):
 
 
 def machine():
-    """Seconds of CPU, all CPUs together, from the `cpu` line of /proc/stat."""
+    """Seconds of CPU, all CPUs together, from the `cpu` line of /proc/stat,
+    and the machine's context switches (its `ctxt` line). Idle and steal
+    tell a run that waited on its own round trips (a client and a server
+    waking each other: idle CPUs, many switches) from one that waited for
+    a CPU at all (another guest's, on a virtual machine: steal)."""
     with open("/proc/stat") as stat:
-        fields = [int(x) for x in stat.readline().split()[1:]]
+        lines = stat.read().splitlines()
+    fields = [int(x) for x in lines[0].split()[1:]]
     user, nice, system, idle, iowait, irq, softirq = fields[:7]
+    steal = fields[7] if len(fields) > 7 else 0
+    switches = next((int(line.split()[1]) for line in lines if line.startswith("ctxt ")), 0)
     return {"user": (user + nice) / TICK, "sys": (system + irq + softirq) / TICK,
-            "iowait": iowait / TICK}
+            "iowait": iowait / TICK, "idle": idle / TICK, "steal": steal / TICK,
+            "switches": switches}
 
 
 class Accounting:

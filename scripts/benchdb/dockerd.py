@@ -45,8 +45,6 @@ class Dockerd:
         self.config = os.path.join(self.root, "daemon.json")
         self.env = dict(os.environ, DOCKER_HOST=f"unix://{self.socket}",
                         DOCKER_CONFIG=os.path.join(self.root, "client"))
-        with open(self.config, "w") as out:
-            json.dump({}, out)
         self.register(ctx)
         argv = ["dockerd", "--config-file", self.config, "--host", f"unix://{self.socket}",
                 "--data-root", os.path.join(self.root, "data"),
@@ -67,17 +65,23 @@ class Dockerd:
                    "dockerd", timeout=120)
 
     def register(self, ctx):
-        """`eatmydata-runtime configure docker --config` on our daemon.json."""
-        json.dump({"runtimes": {"eatmydata": {"path": ctx.runtime}}}, open(self.config, "w"))
-        done = subprocess.CompletedProcess([], 0, "", "")
-        with open(self.config) as file:
-            registered = json.load(file).get("runtimes", {}).get(RUNTIME)
+        """`eatmydata-runtime configure docker --config` on our daemon.json,
+        as a user registers it (the daemon is not started yet: nothing to
+        reload); its real exit status and what it registered are reported."""
+        done = subprocess.run([ctx.runtime, "configure", "docker", "--config", self.config,
+                               "--pid-file", os.path.join(self.root, "dockerd.pid")],
+                              capture_output=True, text=True, check=False)
+        try:
+            with open(self.config) as file:
+                registered = json.load(file).get("runtimes", {}).get(RUNTIME)
+        except (OSError, ValueError):
+            registered = None
         if done.returncode != 0 or not registered:
             # The variants that use it fail then, each with docker's own message.
             ctx.note(f"dockerd: `eatmydata-runtime configure docker` did not register the "
                      f"runtime (exit {done.returncode}): {done.stderr.strip()[-300:]}")
         else:
-            say(f"registered {RUNTIME}: {registered}")
+            say(f"registered {RUNTIME} with `eatmydata-runtime configure docker`: {registered}")
 
     def answers(self):
         return self.docker("version", "--format", "{{.Server.Version}}", check=False)[0] == 0

@@ -26,13 +26,29 @@ same server just before it stops.
 """
 
 import os
+import re
 import time
 
 from . import dockerd, modes
 from .common import Variant, library_mapped, output
-from .container import MOUNTED  # where the recipe, and so the runtime, mounts the library
+
 SCRIPT = os.path.join(os.path.dirname(os.path.realpath(__file__)), "server.sh")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+# Where the runtime binds the library in a container: read from the
+# runtime's own constant, so that the proof can never look where the
+# runtime no longer puts it (it did, at /opt, for a round).
+RUNTIME_CONSTANT = os.path.join(ROOT, "src/wrapper/runtime/edit/library.rs")
 HOST = "host, eatmydata"
+
+
+def mounted():
+    """The runtime's `MOUNTED`, as its source defines it."""
+    with open(RUNTIME_CONSTANT) as source:
+        found = re.search(r'^pub const MOUNTED: &str = "([^"]+)";$', source.read(), re.M)
+    if not found:
+        raise SystemExit(f"bench-db: no `pub const MOUNTED` in {RUNTIME_CONSTANT}: "
+                         "the proof would not know where the runtime puts the library")
+    return found.group(1)
 
 
 def variants(ctx, datadir, host_mode):
@@ -45,7 +61,7 @@ def variants(ctx, datadir, host_mode):
         Variant("tmpfs", modes.Mode("docker run --tmpfs", [], engine=["--tmpfs", datadir],
                                     traced=False), "tmpfs", reps, "plain"),
         Variant(f"--runtime={dockerd.RUNTIME}",
-                modes.Mode("docker run --runtime", [], library=MOUNTED, traced=False,
+                modes.Mode("docker run --runtime", [], library=mounted(), traced=False,
                            engine=[f"--runtime={dockerd.RUNTIME}"]), headline, reps, "plain"),
         Variant(HOST, host, headline, reps, "plain"),
     ]
@@ -97,9 +113,10 @@ class Container:
         return status == 0 and out == "true"
 
     def mapped(self, library):
-        """Whether the server (the container's pid 1) has `library` mapped."""
+        """Whether the server (the container's pid 1) has `library` mapped:
+        `library` as the container sees it, not resolved on the host."""
         pid = int(self.docker.docker("inspect", "-f", "{{.State.Pid}}", self.id)[1])
-        return library_mapped(pid, library)
+        return library_mapped(pid, library, resolve=False)
 
     def stop(self):
         """A clean stop (the stop signal, then up to 5 minutes); seconds taken."""

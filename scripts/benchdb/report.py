@@ -144,6 +144,33 @@ def phases(workloads, results):
     return lines
 
 
+def waits(workloads, results):
+    """Each run of each variant: its time, and what the machine did over
+    the whole run (idle and steal CPU seconds, context switches).
+    Medians hide a run of two speeds; this shows which runs were slow and
+    whether the machine was idle (round trips waiting on wake-ups) or
+    taken (steal: the host gave the CPUs to someone else)."""
+    lines = []
+    for module in workloads:
+        outcome = results.get(module.NAME)
+        if not outcome:
+            continue
+        key, _, unit = module.MEASURES[0]
+        rows = []
+        for variant, data in outcome.items():
+            for run in data["runs"]:
+                if key not in run or "machine idle" not in run:
+                    continue
+                rows.append(f"| {variant} | {number(run[key], unit)} "
+                            f"| {run['machine idle']:.2f} | {run.get('machine steal', 0):.2f} "
+                            f"| {run.get('machine switches', 0):,.0f} |")
+        if rows:
+            lines += ["", f"{module.NAME}, each run: {key}, and the machine over the run:", "",
+                      f"| variant | {key} | machine idle s | steal s | switches |",
+                      "|---|--:|--:|--:|--:|"] + rows
+    return lines
+
+
 def chart_data(workloads, results, describe_all, everything=True):
     """(title, unit, [(variant, median, min, max, speedup)]) for each measure;
     with everything=False only the headline's variants and tmpfs, and only a

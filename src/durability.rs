@@ -157,6 +157,14 @@ pub mod mount;
 #[path = "durability/open.rs"]
 pub mod open;
 
+/// Whether a program about to be executed keeps the library, and where.
+#[path = "durability/exec.rs"]
+pub mod exec;
+
+/// The sanitizer runtimes that must come first in the library list.
+#[path = "durability/sanitizer.rs"]
+pub mod sanitizer;
+
 /// io_uring submission entries: what one becomes under eatmydata.
 #[path = "durability/sqe.rs"]
 pub mod sqe;

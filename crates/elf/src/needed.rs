@@ -18,28 +18,10 @@ const DT_STRSZ: u64 = 10;
 /// Dynamic entries read at most (a real program has a few dozen).
 const MAX_ENTRIES: u64 = 4096;
 
-/// The runtimes that must come first, as the prefixes of their file names
-/// (GCC's `libasan.so.8`, LLVM's `libclang_rt.asan-x86_64.so`).
-const SANITIZERS: [&[u8]; 10] = [
-    b"libasan",
-    b"libtsan",
-    b"libmsan",
-    b"libhwasan",
-    b"liblsan",
-    b"libclang_rt.asan",
-    b"libclang_rt.tsan",
-    b"libclang_rt.msan",
-    b"libclang_rt.hwasan",
-    b"libclang_rt.lsan",
-];
-
-/// Whether a `DT_NEEDED` name is a sanitizer runtime that must come first.
-pub fn is_sanitizer(name: &[u8]) -> bool {
-    SANITIZERS.iter().any(|prefix| {
-        name.strip_prefix(*prefix)
-            .is_some_and(|rest| matches!(rest.first(), Some(b'.' | b'-' | b'_')))
-    })
-}
+#[allow(dead_code)] // is_sanitizer_path: for LD_PRELOAD entries, which this crate never reads
+#[path = "../../../src/durability/sanitizer.rs"]
+mod sanitizer;
+pub use sanitizer::is_sanitizer;
 
 /// Whether the program names a sanitizer runtime among its libraries;
 /// `false` when its dynamic section cannot be read.
@@ -89,34 +71,4 @@ fn needed(
         Some(rest.split(|&b| b == 0).next()?.to_vec())
     };
     names.into_iter().map(name).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_runtimes_that_must_come_first_are_known_by_name() {
-        for name in [
-            "libasan.so.8",
-            "libasan.so",
-            "libtsan.so.2",
-            "libhwasan.so.0",
-            "liblsan.so.0",
-            "libclang_rt.asan-x86_64.so",
-            "libclang_rt.asan.so",
-            "libclang_rt.msan-x86_64.so",
-        ] {
-            assert!(is_sanitizer(name.as_bytes()), "{name}");
-        }
-        for name in [
-            "libc.so.6",
-            "libasanity.so",
-            "libubsan.so.1",
-            "libtsanx",
-            "libasan",
-        ] {
-            assert!(!is_sanitizer(name.as_bytes()), "{name}");
-        }
-    }
 }

@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+use crate::durability::exec::Place;
 use library::NoPlace;
 use seccomp::Answered;
 
@@ -117,11 +118,12 @@ fn env_of(process: Option<&Value>) -> &[Value] {
     env.map(Vec::as_slice).unwrap_or_default()
 }
 
-/// Adds the library to `process`'s `LD_PRELOAD` (an `env` made if missing).
-fn preload_in(process: &mut Map<String, Value>) -> Result<(), String> {
+/// Adds the library to `process`'s `LD_PRELOAD` where `place` puts it
+/// (an `env` made if missing).
+fn preload_in(process: &mut Map<String, Value>, place: Place) -> Result<(), String> {
     let env = process.entry("env").or_insert_with(|| json!([]));
     let env = env.as_array_mut().ok_or("process.env is not a list")?;
-    preload::preload(env);
+    preload::preload(env, place);
     Ok(())
 }
 
@@ -146,7 +148,7 @@ pub fn create(spec: &mut Value, bundle: &Path, library: &Path) -> Result<Done, S
     let process = spec.get("process").unwrap_or(&Value::Null);
     let learned = Learned {
         library: source,
-        program: program::learn(&root, process, library),
+        program: program::learn(&root, &program::binds(spec), process, library),
     };
     edit_config(spec, &learned)
 }
@@ -158,7 +160,12 @@ pub fn exec(process: &mut Value, container: Option<(PathBuf, Value)>) -> Result<
     let program = container.and_then(|(bundle, spec)| {
         let library = Path::new(library::source(&spec)?);
         let root = program::rootfs(&bundle, &spec)?;
-        Some(program::learn(&root, process, library))
+        Some(program::learn(
+            &root,
+            &program::binds(&spec),
+            process,
+            library,
+        ))
     });
     edit_process(process, program.as_ref())
 }
@@ -198,10 +205,10 @@ pub fn edit_config(spec: &mut Value, learned: &Learned) -> Result<Done, String> 
         false => library::place(spec),
     };
     let fresh = !library::in_spec(spec) && library.is_ok();
-    let preload = library
-        .map_err(|_| "no library".to_owned())
-        .and_then(|()| preload::takes(&learned.program));
     let original = env_of(spec.get("process")).to_vec();
+    let placed = library
+        .map_err(|_| "no library".to_owned())
+        .and_then(|()| preload::placed(&learned.program, &original));
     let spec = spec
         .as_object_mut()
         .ok_or("the spec is not a JSON object")?;
@@ -209,15 +216,16 @@ pub fn edit_config(spec: &mut Value, learned: &Learned) -> Result<Done, String> 
     let linux = spec.entry("linux").or_insert_with(|| json!({}));
     let linux = linux.as_object_mut().ok_or("linux is not an object")?;
     let answered = seccomp::edit(linux)?;
-    if preload.is_ok() {
+    if let Ok(place) = placed {
         if let Some(hooks) = spec.get_mut("hooks").filter(|h| !h.is_null()) {
             preload::keep_hooks(hooks, &original)?;
         }
         if let Some(process) = spec.get_mut("process") {
             let process = process.as_object_mut().ok_or("process is not an object")?;
-            preload_in(process)?;
+            preload_in(process, place)?;
         }
     }
+    let preload = placed.map(|_| ());
     if fresh {
         let mounts = spec.entry("mounts").or_insert_with(|| json!([]));
         let mounts = mounts.as_array_mut().ok_or("mounts is not a list")?;
@@ -253,11 +261,14 @@ pub fn edit_process(
     if preload::disabled(env.map(Vec::as_slice).unwrap_or_default()) {
         return Ok(Done::Off("EATMYDATA_DISABLE in its environment"));
     }
-    let preload = preload::takes(program);
-    if preload.is_ok() {
-        preload_in(process)?;
+    let env = process.get("env").and_then(Value::as_array);
+    let placed = preload::placed(program, env.map(Vec::as_slice).unwrap_or_default());
+    if let Ok(place) = placed {
+        preload_in(process, place)?;
     }
-    Ok(Done::Exec { preload })
+    Ok(Done::Exec {
+        preload: placed.map(|_| ()),
+    })
 }
 
 #[cfg(test)]

@@ -1,14 +1,15 @@
 //! `LD_PRELOAD` in a process's environment (`process.env`, `"NAME=value"`
 //! strings), for `create` and `exec`: whether eatmydata is switched off
-//! there; whether the program started can take the library ([`takes`]:
-//! a dynamic program of this machine, whose loader is glibc's or a musl
-//! that fits, linking no sanitizer that must come first); the library
-//! first in the list; and the hooks runc runs with `process.env` given
-//! that environment as it was before the edit ([`keep_hooks`]).
+//! there; where the library goes in the list of the program started
+//! ([`placed`]: the rule of `durability/exec.rs`, which the library's exec
+//! wrapper applies to everything that program starts); and the hooks runc
+//! runs with `process.env` given that environment as it was before the
+//! edit ([`keep_hooks`]).
 
 use serde_json::{Value, json};
 
 use super::library::MOUNTED;
+use crate::durability::exec::{self, Context, Image, Loader, Place};
 use crate::elf::{self, Foreign, Kind};
 use crate::protocol;
 
@@ -28,28 +29,18 @@ pub fn disabled(env: &[Value]) -> bool {
     values(env, protocol::DISABLE).any(|value| protocol::switch_on(value.as_bytes()))
 }
 
-/// `value` of `LD_PRELOAD` with the library first, or `None` if it is
-/// already in the list. The dynamic loader splits the list at spaces and
-/// colons alike; ours is joined with the separator the list already uses.
-pub fn with_ours(value: &str) -> Option<String> {
-    let mut entries = value.split([' ', ':']).filter(|e| !e.is_empty());
-    if entries.any(|entry| entry == MOUNTED) {
-        return None;
-    }
-    if value.trim_matches([' ', ':']).is_empty() {
-        return Some(MOUNTED.to_owned());
-    }
-    let separator = if value.contains(':') && !value.contains(' ') {
-        ':'
-    } else {
-        ' '
-    };
-    Some(format!("{MOUNTED}{separator}{value}"))
+/// `value` of `LD_PRELOAD` with the library where `place` puts it, or
+/// `None` if it is there already.
+pub fn with_ours(value: &str, place: Place) -> Option<String> {
+    let mut out = vec![0u8; value.len() + MOUNTED.len() + 1];
+    let len = exec::arranged(value.as_bytes(), MOUNTED.as_bytes(), place, &mut out)?;
+    out.truncate(len);
+    String::from_utf8(out).ok()
 }
 
-/// Puts the library first in every `LD_PRELOAD` entry of `env`, or adds
-/// one. Returns whether anything changed.
-pub fn preload(env: &mut Vec<Value>) -> bool {
+/// Puts the library where `place` says in every `LD_PRELOAD` entry of
+/// `env`, or adds one. Returns whether anything changed.
+pub fn preload(env: &mut Vec<Value>, place: Place) -> bool {
     let mut found = false;
     let mut changed = false;
     for entry in env.iter_mut() {
@@ -60,7 +51,7 @@ pub fn preload(env: &mut Vec<Value>) -> bool {
             continue;
         };
         found = true;
-        if let Some(value) = with_ours(value) {
+        if let Some(value) = with_ours(value, place) {
             *entry = Value::String(format!("{PRELOAD}={value}"));
             changed = true;
         }
@@ -81,38 +72,67 @@ pub struct Program {
     pub facts: Result<elf::Program, String>,
 }
 
-/// Whether `program` can take the library: `Err` says why not, for the
-/// log. A 32-bit or foreign program, or one linking a sanitizer, would
-/// print the loader's complaint or refuse to start: it gets none, and the
-/// seccomp rules answer its syncs. A static program reads no `LD_PRELOAD`,
-/// but what it starts does (tini, dumb-init or a static shell starting
-/// the real server), so it is set for them. A program that cannot be read
-/// in the rootfs (on a volume) or is no ELF is taken as one of this
-/// machine's, the usual case, as before this rule.
-pub fn takes(program: &Program) -> Result<(), String> {
-    let path = &program.path;
-    let Ok(facts) = &program.facts else {
-        return Ok(());
+/// What the ELF reader's facts say in the rule's terms, and whether the
+/// library fits musl's loader (`None`: nothing read, taken as this
+/// machine's). The reader's kinds come in the rule's order, each the
+/// first reason it found.
+fn image(facts: &elf::Program) -> Option<(Image, bool)> {
+    let loader = facts.loader.as_ref().map(|loader| match loader {
+        elf::Loader::Glibc => Loader::Glibc,
+        elf::Loader::Musl => Loader::Musl,
+        elf::Loader::Other(_) => Loader::Other,
+    });
+    let native = Image {
+        bits64: true,
+        native: true,
+        loader,
+        sanitizer: false,
     };
-    let what = match facts.kind {
-        Kind::Dynamic | Kind::EntersUring | Kind::Go | Kind::Static | Kind::Unknown => {
-            return Ok(());
-        }
-        Kind::Foreign(Foreign::Bits32) => {
-            "a 32-bit program, which the 64-bit library cannot load into"
-        }
-        Kind::Foreign(Foreign::Machine) => "built for another architecture",
-        Kind::Foreign(Foreign::Sanitizer) => {
-            "linked with a sanitizer runtime that must come first in the library list"
-        }
-        Kind::Foreign(Foreign::UnknownLoader) => {
-            "run by a loader that is neither glibc's nor musl's"
-        }
-        Kind::Foreign(Foreign::LibraryNotForMusl) => {
-            "a musl program, and the library needs a name musl does not have"
-        }
+    let image = match facts.kind {
+        Kind::Unknown => return None,
+        Kind::Dynamic | Kind::EntersUring | Kind::Go | Kind::Static => native,
+        Kind::Foreign(Foreign::Bits32) => Image {
+            bits64: false,
+            ..native
+        },
+        Kind::Foreign(Foreign::Machine) => Image {
+            native: false,
+            ..native
+        },
+        Kind::Foreign(Foreign::Sanitizer) => Image {
+            sanitizer: true,
+            ..native
+        },
+        Kind::Foreign(Foreign::UnknownLoader) => Image {
+            loader: Some(Loader::Other),
+            ..native
+        },
+        Kind::Foreign(Foreign::LibraryNotForMusl) => return Some((native, false)),
     };
-    Err(format!("{path} is {what}"))
+    Some((image, true))
+}
+
+/// Where the library goes in `program`'s `LD_PRELOAD`, started with `env`
+/// (as the engine wrote it): `Err` says why nowhere, for the log. A 32-bit
+/// or foreign program, one linking a sanitizer (unless the user preloads
+/// one, which then comes first), a static one (whose children would
+/// inherit the entry with no check), `ldd`, go without; the seccomp rules
+/// answer their syncs. A program that cannot be read in the rootfs or its
+/// binds, or is no ELF, is taken as one of this machine's.
+pub fn placed(program: &Program, env: &[Value]) -> Result<Place, String> {
+    let facts = program.facts.as_ref().ok();
+    let read = facts.and_then(image);
+    let user = values(env, PRELOAD).any(|list| exec::has_sanitizer(list.as_bytes()));
+    let context = Context {
+        user_sanitizer: user,
+        tracing: values(env, "LD_TRACE_LOADED_OBJECTS").next().is_some(),
+        here: true,
+        fits_musl: read.is_none_or(|(_, fits)| fits),
+    };
+    match exec::place(read.map(|(image, _)| image), context) {
+        Place::Out(why) => Err(format!("{} is {}", program.path, why.words())),
+        place => Ok(place),
+    }
 }
 
 /// The hooks runc runs with the container's `process.env` when they have
@@ -162,38 +182,50 @@ mod tests {
 
     #[test]
     fn ours_goes_first_and_once() {
-        assert_eq!(with_ours("").as_deref(), Some(MOUNTED));
-        assert_eq!(with_ours(" ").as_deref(), Some(MOUNTED));
+        let first = Place::First;
+        assert_eq!(with_ours("", first).as_deref(), Some(MOUNTED));
+        assert_eq!(with_ours(" ", first).as_deref(), Some(MOUNTED));
         assert_eq!(
-            with_ours("/lib/a.so").unwrap(),
+            with_ours("/lib/a.so", first).unwrap(),
             format!("{MOUNTED} /lib/a.so")
         );
         assert_eq!(
-            with_ours("/lib/a.so:/lib/b.so").unwrap(),
+            with_ours("/lib/a.so:/lib/b.so", first).unwrap(),
             format!("{MOUNTED}:/lib/a.so:/lib/b.so")
         );
         assert_eq!(
-            with_ours("/lib/a.so /lib/b.so").unwrap(),
+            with_ours("/lib/a.so /lib/b.so", first).unwrap(),
             format!("{MOUNTED} /lib/a.so /lib/b.so")
         );
-        assert_eq!(with_ours(&format!("/lib/a.so:{MOUNTED}")), None);
-        assert_eq!(with_ours(MOUNTED), None);
+        assert_eq!(with_ours(MOUNTED, first), None);
+        assert_eq!(with_ours(&format!("{MOUNTED}:/lib/a.so"), first), None);
+        // Found later in the list: put first.
+        assert_eq!(
+            with_ours(&format!("/lib/a.so:{MOUNTED}"), first).unwrap(),
+            format!("{MOUNTED}:/lib/a.so")
+        );
         // A name that only contains ours is another file.
-        assert!(with_ours(&format!("{MOUNTED}.1")).is_some());
+        assert!(with_ours(&format!("{MOUNTED}.1"), first).is_some());
+        // The user's sanitizer comes first.
+        assert_eq!(
+            with_ours("libasan.so.8", Place::AfterSanitizer).unwrap(),
+            format!("libasan.so.8 {MOUNTED}")
+        );
     }
 
     #[test]
     fn preload_is_added_or_merged_in_place() {
+        let first = Place::First;
         let mut plain = env(&["PATH=/bin", "HOME=/root"]);
-        assert!(preload(&mut plain));
+        assert!(preload(&mut plain, first));
         assert_eq!(
             plain,
             env(&["PATH=/bin", "HOME=/root", &format!("LD_PRELOAD={MOUNTED}")])
         );
-        assert!(!preload(&mut plain), "a second edit changes nothing");
+        assert!(!preload(&mut plain, first), "a second edit changes nothing");
 
         let mut image = env(&["LD_PRELOAD=/usr/lib/libjemalloc.so", "PATH=/bin"]);
-        assert!(preload(&mut image));
+        assert!(preload(&mut image, first));
         assert_eq!(
             image,
             env(&[
@@ -203,7 +235,7 @@ mod tests {
         );
         // LD_PRELOADX is another variable.
         let mut other = env(&["LD_PRELOADX=1"]);
-        preload(&mut other);
+        preload(&mut other, first);
         assert_eq!(other.len(), 2);
     }
 
@@ -222,6 +254,7 @@ mod tests {
 mod program_tests {
     use super::*;
     use crate::elf::Loader;
+    use serde_json::json;
 
     fn program(kind: Kind, loader: Option<Loader>) -> Program {
         Program {
@@ -231,24 +264,46 @@ mod program_tests {
     }
 
     #[test]
-    fn only_a_program_that_would_refuse_it_goes_without_the_library() {
+    fn only_a_program_that_would_refuse_it_or_show_it_goes_without_the_library() {
         let glibc = Some(Loader::Glibc);
-        assert_eq!(takes(&program(Kind::Dynamic, glibc.clone())), Ok(()));
-        assert_eq!(takes(&program(Kind::Dynamic, Some(Loader::Musl))), Ok(()));
-        assert_eq!(takes(&program(Kind::EntersUring, glibc.clone())), Ok(()));
-        assert_eq!(takes(&program(Kind::Go, glibc)), Ok(()));
-        // Read by none of these, but by what they start.
-        assert_eq!(takes(&program(Kind::Go, None)), Ok(()));
-        assert_eq!(takes(&program(Kind::Static, None)), Ok(()));
-        assert_eq!(takes(&program(Kind::Unknown, None)), Ok(()));
-        for (kind, words) in [
-            (Kind::Foreign(Foreign::Bits32), "32-bit"),
-            (Kind::Foreign(Foreign::Machine), "another architecture"),
-            (Kind::Foreign(Foreign::Sanitizer), "sanitizer"),
-            (Kind::Foreign(Foreign::UnknownLoader), "neither glibc's"),
-            (Kind::Foreign(Foreign::LibraryNotForMusl), "musl"),
+        let plain = [json!("PATH=/bin")];
+        let placed = |program: &Program| placed(program, &plain);
+        assert_eq!(
+            placed(&program(Kind::Dynamic, glibc.clone())),
+            Ok(Place::First)
+        );
+        let musl = program(Kind::Dynamic, Some(Loader::Musl));
+        assert_eq!(placed(&musl), Ok(Place::First));
+        let uring = program(Kind::EntersUring, glibc.clone());
+        assert_eq!(placed(&uring), Ok(Place::First));
+        assert_eq!(placed(&program(Kind::Go, glibc.clone())), Ok(Place::First));
+        assert_eq!(placed(&program(Kind::Unknown, None)), Ok(Place::First));
+        for (kind, loader, words) in [
+            (Kind::Go, None, "static"),
+            (Kind::Static, None, "static"),
+            (Kind::Foreign(Foreign::Bits32), glibc.clone(), "32-bit"),
+            (
+                Kind::Foreign(Foreign::Machine),
+                glibc.clone(),
+                "another architecture",
+            ),
+            (
+                Kind::Foreign(Foreign::Sanitizer),
+                glibc.clone(),
+                "sanitizer",
+            ),
+            (
+                Kind::Foreign(Foreign::UnknownLoader),
+                Some(Loader::Other("/x".into())),
+                "neither glibc's",
+            ),
+            (
+                Kind::Foreign(Foreign::LibraryNotForMusl),
+                Some(Loader::Musl),
+                "musl",
+            ),
         ] {
-            let why = takes(&program(kind, None)).unwrap_err();
+            let why = placed(&program(kind, loader)).unwrap_err();
             assert!(
                 why.starts_with("/bin/p is ") && why.contains(words),
                 "{why}"
@@ -258,7 +313,15 @@ mod program_tests {
             path: "/bin/p".into(),
             facts: Err("No such file or directory".into()),
         };
-        assert_eq!(takes(&unreadable), Ok(()));
+        assert_eq!(placed(&unreadable), Ok(Place::First));
+        // The user's own sanitizer, and ldd, in the environment.
+        let asan = program(Kind::Foreign(Foreign::Sanitizer), glibc.clone());
+        let user = [json!("LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libasan.so.8")];
+        assert_eq!(super::placed(&asan, &user), Ok(Place::AfterSanitizer));
+        let dynamic = program(Kind::Dynamic, glibc);
+        let ldd = [json!("LD_TRACE_LOADED_OBJECTS=1")];
+        let why = super::placed(&dynamic, &ldd).unwrap_err();
+        assert!(why.contains("ldd"), "{why}");
     }
 
     #[test]

@@ -4,6 +4,11 @@
 //! `process.cwd` when relative), a `#!` script followed to its
 //! interpreter, and the ELF reader's facts about what is found.
 //!
+//! A path under a bind mount of the spec (a volume, a host folder,
+//! `docker-init` bound by `--init`) is read from the mount's source, since
+//! none is mounted yet at `create`: the folder or file the engine named,
+//! below which the rest of the path resolves as inside the rootfs.
+//!
 //! The rootfs is the container's: every file is opened with `openat2` and
 //! `RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS` below a descriptor of the
 //! rootfs, so a link (absolute or `..`) resolves as inside the container
@@ -75,10 +80,43 @@ pub fn rootfs(bundle: &Path, spec: &Value) -> Option<PathBuf> {
     Some(bundle.join(path))
 }
 
+/// The spec's bind mounts (`type` bind, or a `bind`/`rbind` option), in
+/// order: where each is in the container, and its source on the host.
+pub fn binds(spec: &Value) -> Vec<(String, PathBuf)> {
+    let mounts = spec.get("mounts").and_then(Value::as_array);
+    let is_bind = |mount: &Value| {
+        let options = mount.get("options").and_then(Value::as_array);
+        let mut options = options.into_iter().flatten().filter_map(Value::as_str);
+        mount.get("type").and_then(Value::as_str) == Some("bind")
+            || options.any(|option| option == "bind" || option == "rbind")
+    };
+    let bind = |mount: &Value| {
+        let destination = mount.get("destination")?.as_str()?;
+        let source = mount.get("source")?.as_str()?;
+        let clean = destination.trim_end_matches('/');
+        (destination.starts_with('/') && source.starts_with('/') && is_bind(mount))
+            .then(|| (clean.to_owned(), PathBuf::from(source)))
+    };
+    mounts.into_iter().flatten().filter_map(bind).collect()
+}
+
+/// Where `path` (absolute, in the container) is read from: the source of
+/// the last bind mount at or above it and the rest of the path below it,
+/// or `None` for the rootfs.
+pub fn through_binds<'a>(
+    binds: &'a [(String, PathBuf)],
+    path: &'a str,
+) -> Option<(&'a Path, &'a str)> {
+    binds.iter().rev().find_map(|(destination, source)| {
+        let rest = path.strip_prefix(destination.as_str())?;
+        (rest.is_empty() || rest.starts_with('/')).then_some((source.as_path(), rest))
+    })
+}
+
 /// What the program `process` (a spec's `process`, or an `exec` process
-/// file) starts is, inside the rootfs at `root`, with `library` the host's
-/// library (for the musl rule).
-pub fn learn(root: &Path, process: &Value, library: &Path) -> Program {
+/// file) starts is, inside the rootfs at `root` with the spec's `binds`,
+/// with `library` the host's library (for the musl rule).
+pub fn learn(root: &Path, binds: &[(String, PathBuf)], process: &Value, library: &Path) -> Program {
     let arg0 = process
         .get("args")
         .and_then(|a| a.get(0))
@@ -88,6 +126,7 @@ pub fn learn(root: &Path, process: &Value, library: &Path) -> Program {
     let env = env.map(Vec::as_slice).unwrap_or_default();
     let cwd = process.get("cwd").and_then(Value::as_str).unwrap_or("/");
     let facts = root_fd(root).and_then(|root| {
+        let root = Root { fd: &root, binds };
         let (path, file) = find(&root, arg0, variable(env, "PATH"), cwd)?;
         let facts = follow(&root, file, &path)?;
         Ok(target::with_library(facts, library))
@@ -102,11 +141,34 @@ fn root_fd(root: &Path) -> Result<File, String> {
     File::open(root).map_err(|e| format!("the rootfs: {}", crate::error::plain(&e)))
 }
 
+/// The container's files before it starts: the rootfs, and the binds.
+struct Root<'a> {
+    fd: &'a File,
+    binds: &'a [(String, PathBuf)],
+}
+
+impl Root<'_> {
+    /// Opens `path` (in the container) as [`open_in`] does, through a bind
+    /// when one holds it.
+    fn open(&self, path: &str) -> io::Result<File> {
+        let Some((source, rest)) = through_binds(self.binds, path) else {
+            return open_in(self.fd, path);
+        };
+        // The source is the engine's, as the bundle is: below it, the rest
+        // resolves as inside the container.
+        let source = open_in(&File::open("/")?, &source.to_string_lossy())?;
+        match rest {
+            "" => Ok(source),
+            rest => open_in(&source, rest),
+        }
+    }
+}
+
 /// The first candidate that is an executable regular file.
-fn find(root: &File, arg0: &str, path: Option<&str>, cwd: &str) -> Result<(String, File), String> {
+fn find(root: &Root, arg0: &str, path: Option<&str>, cwd: &str) -> Result<(String, File), String> {
     let mut last = "no args[0]".to_owned();
     for candidate in candidates(arg0, path, cwd) {
-        match open_in(root, &candidate) {
+        match root.open(&candidate) {
             Ok(file) if executable(&file) => return Ok((candidate, file)),
             Ok(_) => last = format!("{candidate} is not an executable file"),
             Err(e) => last = format!("{candidate}: {}", crate::error::plain(&e)),
@@ -122,7 +184,7 @@ fn executable(file: &File) -> bool {
 }
 
 /// The facts of `file`, following `#!` lines to the interpreter.
-fn follow(root: &File, mut file: File, path: &str) -> Result<elf::Program, String> {
+fn follow(root: &Root, mut file: File, path: &str) -> Result<elf::Program, String> {
     let mut path = path.to_owned();
     for _ in 0..=MAX_SCRIPT_DEPTH {
         let mut head = [0u8; SCRIPT_HEAD];
@@ -132,7 +194,9 @@ fn follow(root: &File, mut file: File, path: &str) -> Result<elf::Program, Strin
         let Some(next) = interpreter(&head[..read]) else {
             return elf::inspect_elf(&file).ok_or_else(|| format!("{path} is not an ELF file"));
         };
-        file = open_in(root, &next).map_err(|e| format!("{next}: {}", crate::error::plain(&e)))?;
+        file = root
+            .open(&next)
+            .map_err(|e| format!("{next}: {}", crate::error::plain(&e)))?;
         if !executable(&file) {
             return Err(format!("{next} is not an executable file"));
         }
@@ -254,7 +318,7 @@ mod tests {
         let library = Path::new("/nonexistent.so");
         let learn_ = |arg0: &str| {
             let process = json!({"args": [arg0], "env": ["PATH=/usr/bin:/bin"], "cwd": "/"});
-            learn(&root, &process, library).facts
+            learn(&root, &[], &process, library).facts
         };
         for arg0 in ["/bin/real", "abs", "/bin/up", "script"] {
             let facts = learn_(arg0).unwrap_or_else(|e| panic!("{arg0}: {e}"));

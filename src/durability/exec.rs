@@ -1,0 +1,237 @@
+//! Whether a program about to be executed keeps the library in its
+//! `LD_PRELOAD`, and where: one rule for the runtime's edit (the
+//! container's first program, at `create` and `exec`) and the library's
+//! exec wrapper (every program a process starts afterwards).
+//!
+//! The library shows or breaks where the loader that reads `LD_PRELOAD`
+//! cannot load it or must not: a 32-bit or foreign program's loader prints
+//! "wrong ELF class" on stderr; a sanitizer runtime exits unless it comes
+//! first; `ldd` (`LD_TRACE_LOADED_OBJECTS`) would list it; in a chroot
+//! where its path leads elsewhere the loader prints "cannot open shared
+//! object file". A static program reads no `LD_PRELOAD`, and its own
+//! execs never pass through the library, so what it starts would inherit
+//! the entry without a check: it goes there too. Wherever the library goes,
+//! the seccomp rules of a container (or the command's plain filter on a
+//! host) still answer the syncs. Pure functions, no allocation: the
+//! library runs them inside other programs.
+
+use super::sanitizer::is_sanitizer_path;
+
+/// A program's loader, by its `PT_INTERP` file name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loader {
+    /// glibc's `ld-linux*.so.*` or `ld64.so.*`.
+    Glibc,
+    /// musl's `ld-musl-ARCH.so.1`.
+    Musl,
+    /// Any other: not one the library is made and tested for.
+    Other,
+}
+
+impl Loader {
+    /// The loader a `PT_INTERP` path names, by its file name.
+    pub fn named(path: &[u8]) -> Loader {
+        let file = path.rsplit(|&b| b == b'/').next().unwrap_or_default();
+        if file.starts_with(b"ld-musl-") {
+            Loader::Musl
+        } else if file.starts_with(b"ld-linux") || file.starts_with(b"ld64.so.") {
+            Loader::Glibc
+        } else {
+            Loader::Other
+        }
+    }
+}
+
+/// This machine's `e_machine`, where known: a program of another is run
+/// by an emulator (qemu-user through binfmt_misc), with a loader of its own.
+pub const NATIVE_MACHINE: Option<u16> = if cfg!(target_arch = "x86_64") {
+    Some(62)
+} else if cfg!(target_arch = "aarch64") {
+    Some(183)
+} else if cfg!(target_arch = "riscv64") {
+    Some(243)
+} else if cfg!(target_arch = "powerpc64") {
+    Some(21)
+} else if cfg!(target_arch = "s390x") {
+    Some(22)
+} else {
+    None
+};
+
+/// Whether `e_machine` is this machine's (any, where it is not known).
+pub const fn native(machine: u16) -> bool {
+    match NATIVE_MACHINE {
+        Some(native) => native == machine,
+        None => true,
+    }
+}
+
+/// What a program's ELF file says, as far as `LD_PRELOAD` is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Image {
+    /// `ELFCLASS64`: the library's class on a 64-bit machine.
+    pub bits64: bool,
+    /// `e_machine` is this machine's.
+    pub native: bool,
+    /// Its loader (`PT_INTERP`), or none: a static program.
+    pub loader: Option<Loader>,
+    /// A sanitizer runtime among its `DT_NEEDED`.
+    pub sanitizer: bool,
+}
+
+/// What the program is started with, besides its file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Context {
+    /// A sanitizer runtime among the user's own `LD_PRELOAD` entries.
+    pub user_sanitizer: bool,
+    /// `LD_TRACE_LOADED_OBJECTS` is set: `ldd` lists, nothing runs.
+    pub tracing: bool,
+    /// The library's path, in the root the program runs in, is the library.
+    pub here: bool,
+    /// musl's loader can relocate the library.
+    pub fits_musl: bool,
+}
+
+/// Why the library leaves `LD_PRELOAD`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Why {
+    Static,
+    Bits32,
+    Machine,
+    Sanitizer,
+    Loader,
+    Musl,
+    Tracing,
+    Elsewhere,
+}
+
+impl Why {
+    /// The log's words: what the program is.
+    pub const fn words(self) -> &'static str {
+        match self {
+            Why::Static => "a static program, whose own children would inherit it unchecked",
+            Why::Bits32 => "a 32-bit program, which the 64-bit library cannot load into",
+            Why::Machine => "built for another architecture",
+            Why::Sanitizer => {
+                "linked with a sanitizer runtime that must come first in the library list"
+            }
+            Why::Loader => "run by a loader that is neither glibc's nor musl's",
+            Why::Musl => "a musl program, and the library needs a name musl does not have",
+            Why::Tracing => "traced by ldd (LD_TRACE_LOADED_OBJECTS), which would list it",
+            Why::Elsewhere => "run in a root where the library's path is not the library",
+        }
+    }
+}
+
+/// Where the library goes in the program's `LD_PRELOAD`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// First, before the user's entries.
+    First,
+    /// Right after the user's last sanitizer runtime, which must come first.
+    AfterSanitizer,
+    /// Nowhere.
+    Out(Why),
+}
+
+/// Where the library goes for a program whose file is `image` (`None`: no
+/// ELF file could be read, and the program is taken as this machine's,
+/// the usual case), started in `context`.
+pub const fn place(image: Option<Image>, context: Context) -> Place {
+    if context.tracing {
+        return Place::Out(Why::Tracing);
+    }
+    if !context.here {
+        return Place::Out(Why::Elsewhere);
+    }
+    if let Some(image) = image {
+        let Some(loader) = image.loader else {
+            return Place::Out(Why::Static);
+        };
+        if !image.bits64 && cfg!(target_pointer_width = "64") {
+            return Place::Out(Why::Bits32);
+        }
+        if !image.native {
+            return Place::Out(Why::Machine);
+        }
+        match loader {
+            Loader::Other => return Place::Out(Why::Loader),
+            Loader::Musl if !context.fits_musl => return Place::Out(Why::Musl),
+            _ => {}
+        }
+        if image.sanitizer && !context.user_sanitizer {
+            return Place::Out(Why::Sanitizer);
+        }
+    }
+    if context.user_sanitizer {
+        Place::AfterSanitizer
+    } else {
+        Place::First
+    }
+}
+
+/// The entries of an `LD_PRELOAD` list: the loader splits at spaces and
+/// colons alike and skips empty ones.
+pub fn entries(list: &[u8]) -> impl Iterator<Item = &[u8]> {
+    list.split(|&b| b == b' ' || b == b':')
+        .filter(|entry| !entry.is_empty())
+}
+
+/// Whether one of `list`'s entries is a sanitizer runtime.
+pub fn has_sanitizer(list: &[u8]) -> bool {
+    entries(list).any(is_sanitizer_path)
+}
+
+/// Writes into `out` the list `list` with `ours` (an entry, exactly)
+/// where `place` puts it, the other entries in their order, joined by the
+/// separator `list` uses (a colon if it has colons and no space, else a
+/// space). `None` when that is `list` itself or does not fit in `out`;
+/// else the length written (0: no entry left, the variable goes).
+pub fn arranged(list: &[u8], ours: &[u8], place: Place, out: &mut [u8]) -> Option<usize> {
+    let colon = list.contains(&b':') && !list.contains(&b' ');
+    let separator = if colon { b':' } else { b' ' };
+    let after = entries(list)
+        .enumerate()
+        .filter(|&(_, entry)| is_sanitizer_path(entry))
+        .map(|(at, _)| at)
+        .last();
+    let mut writer = Writer { out, len: 0 };
+    let add = |entry: &[u8], writer: &mut Writer| {
+        if writer.len > 0 {
+            writer.put(&[separator])?;
+        }
+        writer.put(entry)
+    };
+    if place == Place::First || (place == Place::AfterSanitizer && after.is_none()) {
+        add(ours, &mut writer)?;
+    }
+    for (at, entry) in entries(list).enumerate() {
+        if entry != ours {
+            add(entry, &mut writer)?;
+        }
+        if place == Place::AfterSanitizer && after == Some(at) {
+            add(ours, &mut writer)?;
+        }
+    }
+    let len = writer.len;
+    (out.get(..len)? != list).then_some(len)
+}
+
+/// Bytes appended to a buffer, failing when it is full.
+struct Writer<'a> {
+    out: &'a mut [u8],
+    len: usize,
+}
+
+impl Writer<'_> {
+    fn put(&mut self, bytes: &[u8]) -> Option<()> {
+        let end = self.len.checked_add(bytes.len())?;
+        self.out.get_mut(self.len..end)?.copy_from_slice(bytes);
+        self.len = end;
+        Some(())
+    }
+}
+
+#[cfg(test)]
+#[path = "exec/tests.rs"]
+mod tests;

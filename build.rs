@@ -20,6 +20,7 @@ fn shim() {
         "src/preload/c/shim.c",
         "src/preload/c/aio.c",
         "src/preload/c/uring.c",
+        "src/preload/c/exec.c",
     ];
     println!("cargo:rerun-if-changed=src/preload/c");
     println!("cargo:rerun-if-changed=build");

@@ -58,4 +58,5 @@ trampolines! {
     io_uring_register_files_update io_uring_register_files_update_tag
     io_uring_unregister_files io_uring_register
     io_uring_queue_init io_uring_queue_init_params io_uring_queue_mmap io_uring_queue_exit
+    execve execv execvpe execvp fexecve execveat execl execlp execle posix_spawn posix_spawnp
 }

@@ -33,6 +33,8 @@ mod kernel;
 // 2d: copies from and to the caller's memory; the mappings of its addresses.
 mod caller;
 mod maps;
+// 2e: what a program about to be executed is, read from its file.
+mod image;
 // Floor 3, in steps: which file system a skip was on; where syncs were
 // skipped, for --sync-at-exit; what was skipped and where, for --report,
 // which tells --sync-at-exit's record too.
@@ -51,6 +53,9 @@ mod linux_aio;
 mod uring;
 // Floor 6: syscall(2), a dispatcher onto the decisions above.
 mod syscall;
+// Floor 7: the exec family: whether the library stays in the environment
+// of the program executed.
+mod exec;
 // Beside: the exported names. Not in unit tests, where the test program
 // would interpose its own libc calls.
 #[cfg(not(test))]
@@ -58,11 +63,13 @@ mod hooks;
 
 /// `eatmydata_warm_up`: called by the shim's constructor, so that the
 /// switches are read as the process was started, before it can change its
-/// environment. The next definitions are looked up on first use only
+/// environment, and the library's own file is known before it can change
+/// its root. The next definitions are looked up on first use only
 /// (`next.rs` says why that is safe).
 #[unsafe(no_mangle)]
 pub extern "C" fn eatmydata_warm_up() {
     policy::warm_up();
+    exec::warm_up();
 }
 
 /// A panic cannot unwind out of a hook into a C caller; with no code path

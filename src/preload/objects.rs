@@ -163,6 +163,53 @@ pub fn find(name: &CStr) -> (*mut c_void, Option<u64>) {
     (found, walk.adds)
 }
 
+/// dl_iterate_phdr's callback for [`own_name`]: the name of the object
+/// that holds this function.
+///
+/// # Safety
+/// `info` is the loader's; `data` an `OwnName`.
+unsafe extern "C" fn visit_own(
+    info: *mut libc::dl_phdr_info,
+    _: usize,
+    data: *mut c_void,
+) -> c_int {
+    // SAFETY: `own_name` passes its own.
+    let own = unsafe { &mut *data.cast::<OwnName>() };
+    // SAFETY: the loader passes its description of a loaded object.
+    let Some(info) = (unsafe { info.as_ref() }) else {
+        return 0;
+    };
+    if !layout(info).0.holds(own.address, 1) {
+        return 0;
+    }
+    own.name = info.dlpi_name;
+    1
+}
+
+/// An address of ours, and the name of the object found to hold it.
+struct OwnName {
+    address: u64,
+    name: *const core::ffi::c_char,
+}
+
+/// The name the loader was given for this library (its `LD_PRELOAD`
+/// entry, as written there), kept by the loader for the life of the
+/// process.
+pub fn own_name() -> Option<&'static CStr> {
+    let saved = errno::get();
+    let mut own = OwnName {
+        address: visit_own as *const () as usize as u64,
+        name: ptr::null(),
+    };
+    // SAFETY: the callback reads only what the loader gives it and `own`,
+    // which outlives the call.
+    unsafe { libc::dl_iterate_phdr(Some(visit_own), (&raw mut own).cast()) };
+    errno::set(saved);
+    // SAFETY: a loaded object's name is a C string the loader keeps while
+    // the object is loaded, and this one is never unloaded (nodelete).
+    (!own.name.is_null()).then(|| unsafe { CStr::from_ptr(own.name) })
+}
+
 /// The loader's count of objects loaded so far, when it tells.
 pub fn loaded_count() -> Option<u64> {
     walk(None).adds

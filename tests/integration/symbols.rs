@@ -24,6 +24,7 @@ fn shim_hooks() -> BTreeSet<String> {
         include_str!("../../src/preload/c/shim.c"),
         include_str!("../../src/preload/c/aio.c"),
         include_str!("../../src/preload/c/uring.c"),
+        include_str!("../../src/preload/c/exec.c"),
     ];
     sources
         .concat()

@@ -45,6 +45,19 @@ extern _Bool eatmydata_uring_watching __attribute__((visibility("hidden")));
 void eatmydata_uring_mapped(void *at, size_t length, int fd, long offset);
 void eatmydata_uring_unmapping(void *at, size_t length);
 
+/* Where an exec's new environment is made, on the hook's frame: the
+ * entries' pointers, and one rewritten LD_PRELOAD entry (exec.rs's Room,
+ * checked by size). */
+#define EMD_EXEC_SLOTS 1024
+#define EMD_EXEC_BYTES 4096
+struct emd_exec_room {
+	char *slots[EMD_EXEC_SLOTS];
+	char preload[EMD_EXEC_BYTES];
+};
+char *const *eatmydata_exec_env(int dirfd, const char *path, int flags,
+				int search, char *const envp[],
+				struct emd_exec_room *room, size_t room_size);
+
 /* A hook's name, and the check that it has libc's prototype. */
 #define HOOK(name) eatmydata_hook_##name
 #define MATCHES(name)                                                         \

@@ -1,0 +1,222 @@
+//! The exec wrapper's decision (`c/exec.c` calls it before every exec
+//! and `posix_spawn`): whether the library stays in the `LD_PRELOAD` of
+//! the program about to run, by the rule of `durability/exec.rs`, and the
+//! environment the call goes on with.
+//!
+//! Only an environment whose `LD_PRELOAD` names this library is looked
+//! at; any other passes as it is, at the cost of a scan of its entries'
+//! first bytes. Then the program's file is read (`image.rs`), the
+//! library's path is checked to still be the library in this root (a
+//! chroot's is another file or none), and where the rule takes it out or
+//! moves it behind the user's sanitizer, a new environment is made in
+//! the caller's room on its stack: the same entries, one `LD_PRELOAD`
+//! rewritten or gone. What does not fit the room goes on unchanged.
+//! errno is as the caller left it.
+
+use core::ffi::{CStr, c_char, c_int, c_long};
+use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+
+use crate::durability::exec::{self, Context};
+use crate::kernel::raw;
+use crate::{errno, image, objects, policy};
+
+/// The room `c/exec.c` gives on its frame (`struct emd_exec_room`).
+const SLOTS: usize = 1024;
+const BYTES: usize = 4096;
+
+#[repr(C)]
+pub struct Room {
+    slots: [*const c_char; SLOTS],
+    preload: [u8; BYTES],
+}
+
+const PRELOAD: &[u8] = b"LD_PRELOAD=";
+const TRACING: &[u8] = b"LD_TRACE_LOADED_OBJECTS=";
+/// glibc's `PATH` when there is none (`execvp(3)`).
+const DEFAULT_PATH: &[u8] = b"/bin:/usr/bin";
+
+/// The library's name as the loader was given it (its `LD_PRELOAD` entry),
+/// and the file it named when the process started: `(st_dev, st_ino)`.
+static OWN_NAME: AtomicPtr<c_char> = AtomicPtr::new(core::ptr::null_mut());
+static OWN_DEV: AtomicU64 = AtomicU64::new(0);
+static OWN_INO: AtomicU64 = AtomicU64::new(0);
+
+/// Learns the library's own name and file, at start-up (the constructor),
+/// before the process can change its root.
+pub fn warm_up() {
+    let Some(name) = objects::own_name() else {
+        return;
+    };
+    let Some((dev, ino)) = identity(name) else {
+        return;
+    };
+    OWN_DEV.store(dev, Ordering::Relaxed);
+    OWN_INO.store(ino, Ordering::Relaxed);
+    OWN_NAME.store(name.as_ptr().cast_mut(), Ordering::Release);
+}
+
+/// The device and inode of the file at `path`, following links.
+fn identity(path: &CStr) -> Option<(u64, u64)> {
+    // SAFETY: statx is plain data, all zeroes a valid value.
+    let mut stat: libc::statx = unsafe { core::mem::zeroed() };
+    let args = [
+        libc::AT_FDCWD.into(),
+        path.as_ptr() as c_long,
+        0,
+        libc::STATX_INO.into(),
+        (&raw mut stat) as c_long,
+        0,
+    ];
+    if raw(libc::SYS_statx, args) != 0 {
+        return None;
+    }
+    let dev = (u64::from(stat.stx_dev_major) << 32) | u64::from(stat.stx_dev_minor);
+    Some((dev, stat.stx_ino))
+}
+
+/// The environment for the program `path` (as `execveat(dirfd, path,
+/// flags)` finds it, or searched in `PATH` when `search` and it has no
+/// slash) started with `envp`: `envp` itself, or the room's slots.
+///
+/// # Safety
+/// `path` is a C string or null, `envp` a NULL-terminated array of C
+/// strings or null, `room` writable for `room_size` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn eatmydata_exec_env(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+    search: c_int,
+    envp: *const *const c_char,
+    room: *mut Room,
+    room_size: usize,
+) -> *const *const c_char {
+    let name = OWN_NAME.load(Ordering::Acquire);
+    if path.is_null() || envp.is_null() || name.is_null() || room_size != size_of::<Room>() {
+        return envp;
+    }
+    let saved = errno::get();
+    // SAFETY: the caller's, as documented; the name is the loader's, kept
+    // for the life of the process; the room is the caller's frame.
+    let made = unsafe {
+        let entries = Entries::of(envp);
+        let ours = CStr::from_ptr(name);
+        decide(
+            entries,
+            ours,
+            (dirfd, CStr::from_ptr(path), flags),
+            search != 0,
+            &mut *room,
+        )
+    };
+    errno::set(saved);
+    made.unwrap_or(envp)
+}
+
+/// A NULL-terminated array of C strings, as a slice.
+struct Entries<'a>(&'a [*const c_char]);
+
+impl Entries<'_> {
+    /// # Safety
+    /// `envp` is a NULL-terminated array of C strings.
+    unsafe fn of<'a>(envp: *const *const c_char) -> Entries<'a> {
+        let mut count = 0;
+        // SAFETY: up to and not past the terminator.
+        while !unsafe { *envp.add(count) }.is_null() {
+            count += 1;
+        }
+        // SAFETY: `count` entries before the terminator.
+        Entries(unsafe { core::slice::from_raw_parts(envp, count) })
+    }
+
+    /// Each entry as bytes.
+    fn bytes(&self) -> impl Iterator<Item = &[u8]> {
+        // SAFETY: each is a C string (`of`).
+        self.0
+            .iter()
+            .map(|&entry| unsafe { CStr::from_ptr(entry) }.to_bytes())
+    }
+}
+
+/// The new environment, or `None` for the one given.
+fn decide(
+    entries: Entries,
+    ours: &CStr,
+    program: (c_int, &CStr, c_int),
+    search: bool,
+    room: &mut Room,
+) -> Option<*const *const c_char> {
+    let mut lists = entries.bytes().enumerate().filter_map(|(at, entry)| {
+        let list = entry.strip_prefix(PRELOAD)?;
+        exec::entries(list)
+            .any(|entry| entry == ours.to_bytes())
+            .then_some((at, list))
+    });
+    let (at, list) = lists.next()?;
+    if lists.next().is_some() {
+        return None;
+    }
+    let context = Context {
+        user_sanitizer: exec::has_sanitizer(list),
+        tracing: entries.bytes().any(|entry| entry.starts_with(TRACING)),
+        here: here(ours),
+        fits_musl: true,
+    };
+    let image = match context.tracing || !context.here {
+        true => None,
+        false => found(program, search),
+    };
+    let place = exec::place(image, context);
+    let (head, rest) = room.preload.split_at_mut(PRELOAD.len());
+    head.copy_from_slice(PRELOAD);
+    let len = exec::arranged(list, ours.to_bytes(), place, rest.split_last_mut()?.1)?;
+    *rest.get_mut(len)? = 0;
+    let kept = entries.0.len() - usize::from(len == 0);
+    if kept >= SLOTS {
+        return None;
+    }
+    let mut slots = room.slots.iter_mut();
+    for (n, &entry) in entries.0.iter().enumerate() {
+        match n == at {
+            true if len == 0 => continue,
+            true => *slots.next()? = room.preload.as_ptr().cast(),
+            false => *slots.next()? = entry,
+        }
+    }
+    *slots.next()? = core::ptr::null();
+    Some(room.slots.as_ptr())
+}
+
+/// Whether the library's name, in this root, is still the library.
+fn here(ours: &CStr) -> bool {
+    let own = (
+        OWN_DEV.load(Ordering::Relaxed),
+        OWN_INO.load(Ordering::Relaxed),
+    );
+    identity(ours) == Some(own)
+}
+
+/// What the program is, found as the exec call finds it: `PATH` searched
+/// for a name without a slash (the first candidate that opens).
+fn found((dirfd, path, flags): (c_int, &CStr, c_int), search: bool) -> Option<exec::Image> {
+    let name = path.to_bytes();
+    if !search || name.contains(&b'/') || name.is_empty() {
+        return image::of(dirfd, path, flags);
+    }
+    let folders = policy::variable("PATH").map_or(DEFAULT_PATH, CStr::to_bytes);
+    let mut candidate = [0u8; 4096];
+    folders.split(|&b| b == b':').find_map(|folder| {
+        let folder = if folder.is_empty() {
+            b"." as &[u8]
+        } else {
+            folder
+        };
+        let end = folder.len() + 1 + name.len();
+        let room = candidate.get_mut(..=end)?;
+        room.get_mut(..folder.len())?.copy_from_slice(folder);
+        *room.get_mut(folder.len())? = b'/';
+        room.get_mut(folder.len() + 1..end)?.copy_from_slice(name);
+        *room.get_mut(end)? = 0;
+        image::of(libc::AT_FDCWD, CStr::from_bytes_with_nul(room).ok()?, 0)
+    })
+}

@@ -121,6 +121,9 @@ pub fn plan(invocation: Invocation, found: Found) -> Result<Plan, Error> {
     // Not into a program whose loader would refuse it, or die of it.
     let preloaded = !matches!(found.kind, Kind::Foreign(_));
     if invocation.verbose {
+        for (place, why) in &found.library.passed {
+            notices.push(format!("passed over {}: {why}", place.display()));
+        }
         notices.push(running(&found, preloaded, seccomp));
     }
     let mut env = Vec::new();
@@ -196,6 +199,7 @@ mod tests {
             library: Located {
                 path: "/lib/eatmydata/libeatmydata.so".into(),
                 source: Source::Installed,
+                passed: Vec::new(),
             },
             program: "/usr/bin/prog".into(),
             kind,
@@ -368,6 +372,29 @@ mod tests {
     }
 
     #[test]
+    fn verbose_names_the_copies_passed_over() {
+        let plan = plan_for(&["-v", "prog"], Kind::Dynamic, |found| {
+            found.library.source = Source::Home { written: false };
+            found.library.passed = vec![(
+                PathBuf::from("/tmp/lib/libeatmydata.so"),
+                "/tmp is writable by every user".into(),
+            )];
+        });
+        assert_eq!(
+            plan.notices,
+            [
+                "passed over /tmp/lib/libeatmydata.so: /tmp is writable by every user",
+                "running /usr/bin/prog with /lib/eatmydata/libeatmydata.so preloaded \
+                 (the copy in root's home)"
+            ]
+        );
+        let quiet = plan_for(&["prog"], Kind::Dynamic, |found| {
+            found.library.passed = vec![(PathBuf::from("/x"), "why".into())];
+        });
+        assert!(quiet.notices.is_empty(), "{:?}", quiet.notices);
+    }
+
+    #[test]
     fn a_client_gets_its_note_unless_silenced() {
         let plan = plan_for(&["psql"], Kind::Dynamic, |_| {});
         assert!(plan.notices[0].starts_with("psql is a database client"));
@@ -387,6 +414,7 @@ mod tests {
             library: Located {
                 path: "/odd:path/libeatmydata.so".into(),
                 source: Source::Installed,
+                passed: Vec::new(),
             },
             program: "/usr/bin/prog".into(),
             kind: Kind::Dynamic,

@@ -11,9 +11,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::{env, fs};
 
+pub mod home; // root's home for a test: a folder of its own under /run (EATMYDATA_HOME)
 mod lock; // one machine-wide lock between sync(2) callers and disk readers
 pub mod mariadb; // a MariaDB server of a test's own, started and stopped around a script
 mod run; // a program run with or without the library, under strace or not
+pub use home::RootHome;
 pub use lock::{QuietDisks, in_whole_machine_sync, locked, quiet_disks, whole_machine_sync};
 pub use run::{Outcome, Run};
 

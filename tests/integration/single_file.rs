@@ -11,6 +11,7 @@ use std::process::Command;
 
 use crate::common::{Outcome, Run, TempDir, command, probe};
 
+mod home; // root from /tmp, /var/tmp, a user's ~/.cargo/bin: root's home, never a planted library
 mod install; // cargo install --path as a user, then SQLite's 1,000 commits eaten
 mod mariadb; // eatmydata mariadbd --user=mysql: a server that drops to another user
 mod planted; // a link, someone else's file, other bytes, someone else's folder: never used

@@ -30,7 +30,9 @@
 //!    path (a build tree's `target/release/`), `PREFIX/lib/eatmydata/`,
 //!    `PREFIX/lib/`, or Debian's `/usr/lib/<multiarch>/libeatmydata.so.1`,
 //!    where PREFIX is the parent of the folder holding the command, used
-//!    only if it is safe. One that is there but not safe is passed over
+//!    only if it is safe (`real.rs`: a link on its way is read only in a
+//!    folder that passed, so a link someone else planted is refused with
+//!    the folder holding it, wherever it points). One that is there but not safe is passed over
 //!    and named under `-v`, never loaded: with the command at
 //!    `/tmp/emd/eatmydata`, another user's `/tmp/lib/libeatmydata.so` is
 //!    not root's library.
@@ -113,8 +115,10 @@ use crate::error::Error;
 mod at;
 mod carried;
 mod embedded;
+mod home;
 mod installed;
 mod place;
+mod real;
 mod trust;
 
 pub use carried::{SHA256, carried};
@@ -132,7 +136,6 @@ pub const HOMES: [&str; 2] = ["/run/eatmydata", "/var/lib/eatmydata"];
 
 /// Root's home, in the order to try (rule step 4): `EATMYDATA_HOME` alone
 /// when set to an absolute path, else [`HOMES`].
-#[allow(dead_code)] // locate_for, the account and configure take it up next
 pub fn homes() -> Vec<PathBuf> {
     match env::var_os(HOME).map(PathBuf::from) {
         Some(home) if home.is_absolute() => vec![home],
@@ -147,6 +150,8 @@ pub struct Located {
     /// Its absolute, canonical path (no link), fit to bind-mount or preload.
     pub path: PathBuf,
     pub source: Source,
+    /// Copies there but passed over on the way, and why (said under `-v`).
+    pub passed: Vec<(PathBuf, String)>,
 }
 
 /// Which of the places in [`locate`]'s order gave the library.
@@ -159,6 +164,9 @@ pub enum Source {
     /// The carried copy placed beside the command, by this run
     /// (`written`) or earlier.
     Placed { written: bool },
+    /// The carried copy in root's home (rule step 4), written by this run
+    /// (`written`) or earlier.
+    Home { written: bool },
     /// The carried copy written out to a temporary place by this run
     /// (`written`) or an earlier one; `private` when in a folder of an
     /// unguessable name, because someone else took `eatmydata-<uid>`.
@@ -172,6 +180,8 @@ impl fmt::Display for Source {
             Source::Installed => "the installed copy",
             Source::Placed { written: true } => "the copy placed beside eatmydata, written now",
             Source::Placed { written: false } => "the copy placed beside eatmydata",
+            Source::Home { written: true } => "the copy in root's home, written now",
+            Source::Home { written: false } => "the copy in root's home",
             Source::Embedded { written, private } => {
                 f.write_str("the copy embedded in eatmydata")?;
                 if *written {
@@ -197,6 +207,9 @@ pub enum Unwritable {
     /// A caller that is not root: the placed copy's refusal (if it was
     /// looked for), then each temporary place, and why each was passed over.
     Temporary(Vec<(PathBuf, String)>),
+    /// Root or the runtime: every place looked at (installed copies there,
+    /// the placed copy, root's home), and why each was passed over.
+    Nowhere(Vec<(PathBuf, String)>),
 }
 
 impl fmt::Display for Unwritable {
@@ -233,6 +246,22 @@ impl fmt::Display for Unwritable {
                      EATMYDATA_LIBRARY to a copy of libeatmydata.so."
                 )
             }
+            Unwritable::Nowhere(refused) => {
+                write!(
+                    f,
+                    "no place root may load the library from, and none it can write \
+                     it to; tried:"
+                )?;
+                for (place, why) in refused {
+                    write!(f, "\n  {}: {why}", place.display())?;
+                }
+                write!(
+                    f,
+                    "\nRoot uses a copy only where every folder from / down belongs to \
+                     root and no one else may write. Set {HOME} to such a folder (not \
+                     mounted noexec), or EATMYDATA_LIBRARY to a copy of libeatmydata.so."
+                )
+            }
         }
     }
 }
@@ -259,6 +288,7 @@ pub fn locate_for(caller: Caller) -> Result<Located, Error> {
             Ok(real) if real.is_file() => Ok(Located {
                 path: real,
                 source: Source::Override,
+                passed: Vec::new(),
             }),
             _ => Err(Error::LibraryMissing {
                 looked: vec![path],
@@ -266,20 +296,25 @@ pub fn locate_for(caller: Caller) -> Result<Located, Error> {
             }),
         };
     }
+    let trust = Trust::caller();
     let exe = this_program();
     let looked = exe
         .as_deref()
         .and_then(Path::parent)
         .map(candidates)
         .unwrap_or_default();
+    let mut passed = Vec::new();
     for place in &looked {
-        if let Ok(real) = place.canonicalize()
-            && real.is_file()
-        {
-            return Ok(Located {
-                path: real,
-                source: Source::Installed,
-            });
+        match real::file(place, &trust) {
+            Ok(path) => {
+                return Ok(Located {
+                    path,
+                    source: Source::Installed,
+                    passed,
+                });
+            }
+            Err(real::Refused::Absent) => {}
+            Err(real::Refused::Unsafe(why)) => passed.push((place.clone(), why)),
         }
     }
     if !carried() {
@@ -288,9 +323,7 @@ pub fn locate_for(caller: Caller) -> Result<Located, Error> {
             from_override: false,
         });
     }
-    let trust = Trust::caller();
-    let no_temporary = trust.is_root() || caller == Caller::Runtime;
-    let mut refused = Vec::new();
+    let roots = trust.is_root() || caller == Caller::Runtime;
     if let Some(exe) = &exe {
         let path = placed_path(exe);
         match place::get(&path, &trust, trust.is_root()) {
@@ -298,20 +331,28 @@ pub fn locate_for(caller: Caller) -> Result<Located, Error> {
                 return Ok(Located {
                     path,
                     source: Source::Placed { written },
+                    passed,
                 });
             }
-            Err(why) if no_temporary => {
-                return Err(Error::LibraryUnwritable(Unwritable::Placed { path, why }));
-            }
             // Not there is the usual case for a user: not worth a line.
-            Err(_) if !path.exists() => {}
-            Err(why) => refused.push((path, why)),
+            Err(_) if !roots && !path.exists() => {}
+            Err(why) => passed.push((path, why)),
         }
-    } else if no_temporary {
-        return Err(Error::LibraryMissing {
-            looked,
-            from_override: false,
-        });
+    }
+    if roots {
+        for home in homes() {
+            match home::get(&home, &trust) {
+                Ok((path, written)) => {
+                    return Ok(Located {
+                        path,
+                        source: Source::Home { written },
+                        passed,
+                    });
+                }
+                Err(why) => passed.push((home, why)),
+            }
+        }
+        return Err(Error::LibraryUnwritable(Unwritable::Nowhere(passed)));
     }
     match embedded::write_out(&trust) {
         Ok(out) => Ok(Located {
@@ -320,10 +361,11 @@ pub fn locate_for(caller: Caller) -> Result<Located, Error> {
                 written: out.written,
                 private: out.private,
             },
+            passed,
         }),
         Err(more) => {
-            refused.extend(more);
-            Err(Error::LibraryUnwritable(Unwritable::Temporary(refused)))
+            passed.extend(more);
+            Err(Error::LibraryUnwritable(Unwritable::Temporary(passed)))
         }
     }
 }

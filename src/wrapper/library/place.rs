@@ -130,7 +130,12 @@ pub fn get(path: &Path, trust: &Trust, write: bool) -> Result<bool, String> {
 
 /// `name` in `dir`, made mode 0755 when `make` and missing (whatever the
 /// umask: programs that drop to another user must reach the library).
-fn made(dir: &Folder, name: &OsStr, trust: &Trust, make: bool) -> Result<Folder, String> {
+pub(super) fn made(
+    dir: &Folder,
+    name: &OsStr,
+    trust: &Trust,
+    make: bool,
+) -> Result<Folder, String> {
     let existed = dir.path.join(name).symlink_metadata().is_ok();
     let folder = trust::descend(dir, name, trust, Shared::Refused, make)?;
     if make && !existed {

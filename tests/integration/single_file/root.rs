@@ -1,6 +1,6 @@
 //! As root, the command places the library beside itself
-//! (`PREFIX/lib/eatmydata/`) and never reads or writes it in a shared
-//! temporary folder: not even in a `TMPDIR` that another user owns, as a
+//! (`PREFIX/lib/eatmydata/`), or in root's home where the prefix fails the
+//! rule, and never reads or writes it in a shared temporary folder: not even in a `TMPDIR` that another user owns, as a
 //! `sudo -E` or a `su` without `-` leaves it (issue 28's security review).
 
 use std::fs;
@@ -8,7 +8,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt, chown};
 use std::path::Path;
 
 use super::{NOBODY, fsyncs_alone, lonely, placed_for};
-use crate::common::{Run, TempDir, probe};
+use crate::common::{RootHome, Run, TempDir, probe};
 
 /// A folder of `owner`'s, mode 0755, for root's `TMPDIR`.
 fn tmpdir_of(dir: &TempDir, owner: u32) -> std::path::PathBuf {
@@ -67,17 +67,48 @@ fn root_with_a_users_tmpdir_places_the_library_beside_the_command() {
 }
 
 #[test]
-fn root_refuses_a_prefix_another_user_may_change_and_says_why() {
+fn root_passes_over_a_prefix_another_user_may_change_for_its_home() {
     let dir = TempDir::new("root-refused");
     let eatmydata = lonely(&dir);
     // The prefix is nobody's: nobody could swap lib/eatmydata at any time.
     let prefix = eatmydata.parent().unwrap().parent().unwrap().to_owned();
     let tmpdir = tmpdir_of(&dir, 0);
     chown(&prefix, Some(NOBODY), Some(NOBODY)).unwrap();
+    let home = RootHome::new("root-refused");
+    let ours = home
+        .join("home")
+        .join(placed_for(&eatmydata).file_name().unwrap());
+    let why = format!("{} belongs to user {NOBODY}", prefix.display());
 
+    let found = Run::new(&eatmydata)
+        .arg("-v")
+        .arg("true")
+        .env("TMPDIR", &tmpdir)
+        .env("EATMYDATA_HOME", home.join("home"))
+        .run()
+        .success();
+    assert_eq!(
+        found.stderr(),
+        format!(
+            "eatmydata: passed over {}: {why}
+\
+             eatmydata: running /usr/bin/true with {} preloaded (the copy in root's home, \
+             written now)\n",
+            placed_for(&eatmydata).display(),
+            ours.display()
+        )
+    );
+    assert!(is_empty(&tmpdir), "root fell back to its TMPDIR");
+    assert!(!prefix.join("lib").exists());
+
+    // Its home others may write to as well: nowhere, each place said.
+    let open = home.join("open");
+    fs::create_dir(&open).unwrap();
+    fs::set_permissions(&open, fs::Permissions::from_mode(0o1777)).unwrap();
     let refused = Run::new(&eatmydata)
         .arg("--print-library")
         .env("TMPDIR", &tmpdir)
+        .env("EATMYDATA_HOME", &open)
         .run();
     assert_eq!(
         refused.output.status.code(),
@@ -86,16 +117,22 @@ fn root_refuses_a_prefix_another_user_may_change_and_says_why() {
         refused.stderr()
     );
     assert_eq!(refused.stdout(), "");
-    assert!(
-        refused.stderr().starts_with(&format!(
-            "eatmydata: cannot place the library this command carries at {}: {} belongs to \
-             user {NOBODY}\n",
+    assert_eq!(
+        refused.stderr(),
+        format!(
+            "eatmydata: no place root may load the library from, and none it can write it \
+             to; tried:\n  {}: {why}\n  {}: {} is writable by every user\n\
+             Root uses a copy only where every folder from / down belongs to root and no one \
+             else may write. Set EATMYDATA_HOME to such a folder (not mounted noexec), or \
+             EATMYDATA_LIBRARY to a copy of libeatmydata.so.\n",
             placed_for(&eatmydata).display(),
-            prefix.display()
-        )),
-        "{}",
-        refused.stderr()
+            open.display(),
+            open.display()
+        )
     );
     assert!(is_empty(&tmpdir), "root fell back to its TMPDIR");
-    assert!(!prefix.join("lib").exists());
+    assert!(
+        is_empty(&open),
+        "root wrote in a folder every user may write"
+    );
 }

@@ -52,6 +52,12 @@ pub struct Scope {
     only_given: bool,
 }
 
+impl Default for Scope {
+    fn default() -> Scope {
+        Scope::ALL
+    }
+}
+
 /// What `sync(2)` becomes under a [`Scope`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WholeSync {

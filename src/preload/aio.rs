@@ -17,7 +17,7 @@ use crate::{policy, sync};
 /// (glibc refuses a closed descriptor at once, musl through `aio_error`).
 /// errno is left as it was.
 pub fn fsync_answerable(op: c_int, fd: c_int) -> bool {
-    policy::eating() && (op == libc::O_SYNC || op == libc::O_DSYNC) && sync::fsync_would_succeed(fd)
+    policy::eating() && (op == libc::O_SYNC || op == libc::O_DSYNC) && sync::fsync_eatable(fd)
 }
 
 /// `eatmydata_aio_fsync_answerable`: [`fsync_answerable`] for the shim.

@@ -35,10 +35,12 @@ mod caller;
 mod maps;
 // 2e: what a program about to be executed is, read from its file.
 mod image;
-// Floor 3, in steps: which file system a skip was on; where syncs were
+// Floor 3, in steps: which mounts keep their syncs (keep by mount);
+// which file system a skip was on; where syncs were
 // skipped, for --sync-at-exit; what was skipped and where, for --report,
 // which tells --sync-at-exit's record too.
 mod flush;
+mod keep;
 mod place;
 mod report;
 // Floor 4: one decision per durability request, by libc area.
@@ -62,14 +64,16 @@ mod exec;
 mod hooks;
 
 /// `eatmydata_warm_up`: called by the shim's constructor, so that the
-/// switches are read as the process was started, before it can change its
-/// environment, and the library's own file is known before it can change
-/// its root. The next definitions are looked up on first use only
+/// switches are read, and the kept mounts learned, as the process was
+/// started, before it can change its environment, and the library's own
+/// file is known before it can change its root. The next definitions are
+/// looked up on first use only
 /// (`next.rs` says why that is safe).
 #[unsafe(no_mangle)]
 pub extern "C" fn eatmydata_warm_up() {
     policy::warm_up();
     exec::warm_up();
+    keep::warm_up();
 }
 
 /// A panic cannot unwind out of a hook into a C caller; with no code path

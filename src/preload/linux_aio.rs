@@ -84,7 +84,7 @@ fn answerable(iocb: &[u8; IOCB_SIZE]) -> bool {
         && rw_flags == 0
         && unused == [0; 4]
         && flags & IOCB_FLAG_RESFD == 0
-        && sync::fsync_would_succeed(fd)
+        && sync::fsync_eatable(fd)
 }
 
 /// Puts a completion in the table; false when it is full.

@@ -5,7 +5,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use crate::policy;
+use crate::{keep, policy};
 use crate::report::{self, Skip};
 
 /// `flags` with `MS_SYNC` turned into `MS_ASYNC`; a request with both, which
@@ -20,14 +20,17 @@ pub const fn without_sync(flags: c_int) -> c_int {
 
 /// The flags `msync(address, length, flags)` goes on with, under this
 /// process's policy; a skipped flush records the mapping's file system.
+/// With kept mounts, the mapped file's file system decides (`keep.rs`):
+/// a range that is not all in one mapping is kept.
 pub fn msync_flags(address: usize, length: usize, flags: c_int) -> c_int {
     if !policy::eating() {
         return flags;
     }
     let given = without_sync(flags);
-    if given != flags {
-        report::skipped_on_mapping(Skip::Msync, address, length);
+    if given == flags || !keep::eats_mapping(address, length) {
+        return flags;
     }
+    report::skipped_on_mapping(Skip::Msync, address, length);
     given
 }
 

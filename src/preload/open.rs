@@ -9,13 +9,13 @@
 //! would refuse as asked (`openat2` with `O_PATH|O_SYNC`, say) keeps its
 //! flags, to be refused as without eatmydata (`durability::open`).
 
-use core::ffi::{c_int, c_long};
+use core::ffi::{c_char, c_int, c_long};
 
 use crate::caller::copy_from_caller;
 use crate::durability::open::{Open, OpenHow};
 use crate::kernel::raw;
 use crate::report::{Skip, counted};
-use crate::{durability, flush, policy};
+use crate::{durability, flush, keep, policy};
 
 /// `flags` without the bits that ask each write to reach the disk.
 pub const fn without_sync(flags: c_int) -> c_int {
@@ -28,33 +28,44 @@ pub const fn without_direct(flags: c_int) -> c_int {
 }
 
 /// The flags an open (`open`, `openat`, the fortified `__open_2` family)
-/// goes on with, under this process's policy: [`kept`] of its flags.
+/// of `path` under `dirfd` goes on with, under this process's policy:
+/// [`kept`] of its flags.
 #[inline]
-pub fn kept_open_flags(flags: c_int) -> c_int {
-    kept(Open::Flags(flags as u32)) as c_int
+pub fn kept_open_flags(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int {
+    kept(Open::Flags(flags as u32), dirfd, path) as c_int
 }
 
 /// The flags an open of any kind goes on with: the one decision for every
 /// way of opening. The dropped flags go only from an open the kernel would
 /// accept as asked (`durability::open`); one it refuses keeps them, and
-/// is refused as without eatmydata. The switches are read once: this runs
-/// on every open a program makes.
+/// is refused as without eatmydata. With kept mounts, an open of a file on
+/// one keeps its sync flags (`keep::eats_path`; the `RESOLVE_*` flags of
+/// an `openat2` are not applied to that question). The switches are read
+/// once: this runs on every open a program makes.
 #[inline]
-fn kept(open: Open) -> u64 {
+fn kept(open: Open, dirfd: c_int, path: *const c_char) -> u64 {
     let asked = match open {
         Open::Flags(flags) => u64::from(flags),
         Open::How(how) => how.flags,
     };
     let switches = policy::switches();
-    let dropped = durability::dropped_open_flags(!switches.drop_direct());
+    let mut dropped = durability::dropped_open_flags(!switches.drop_direct());
     if !switches.eating() || asked & u64::from(dropped as u32) == 0 {
         return asked;
+    }
+    let sync = u64::from(durability::OPEN_SYNC as u32);
+    if switches.scoped() && asked & sync != 0 && !keep::eats_path(dirfd, path, asked as c_int) {
+        dropped &= !durability::OPEN_SYNC;
+        if asked & u64::from(dropped as u32) == 0 {
+            return asked;
+        }
     }
     let given = durability::open::kept_flags(open, dropped);
     if given != asked && switches.reporting() {
         // Both fit in 32 bits: an open with flags above them is refused.
         let (asked, given) = (asked as c_int, given as c_int);
-        let without = without_sync(asked);
+        let sync_dropped = dropped & durability::OPEN_SYNC != 0;
+        let without = if sync_dropped { without_sync(asked) } else { asked };
         counted(Skip::SyncOpen, asked, without);
         counted(Skip::Direct, without, given);
     }
@@ -98,10 +109,16 @@ pub extern "C" fn eatmydata_opened(fd: c_int) {
     flush::note_fd(fd);
 }
 
-/// `eatmydata_kept_open_flags`: [`kept_open_flags`] for the shim's open hooks.
+/// `eatmydata_kept_open_flags`: [`kept_open_flags`] for the shim's open
+/// hooks, with the path as the open has it (not read unless kept mounts
+/// ask).
 #[unsafe(no_mangle)]
-pub extern "C" fn eatmydata_kept_open_flags(flags: c_int) -> c_int {
-    kept_open_flags(flags)
+pub extern "C" fn eatmydata_kept_open_flags(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+) -> c_int {
+    kept_open_flags(dirfd, path, flags)
 }
 
 /// `eatmydata_setfl_flags`: [`setfl_flags`] for the shim's fcntl hooks.
@@ -147,7 +164,7 @@ pub fn openat2(a: [c_long; 6]) -> c_long {
         mode: word(&copy, 1),
         resolve: word(&copy, 2),
     };
-    let given = kept(Open::How(asked));
+    let given = kept(Open::How(asked), dirfd as c_int, path as *const c_char);
     if given == asked.flags {
         return raw(libc::SYS_openat2, a);
     }

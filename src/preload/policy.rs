@@ -10,7 +10,9 @@
 //! - `EATMYDATA_REPORT=FILE`, set by `eatmydata --report`, has each process
 //!   count what it skipped and append a line to FILE at exit;
 //! - `EATMYDATA_FLUSH_LIST=FILE`, set by `eatmydata --sync-at-exit`, has each
-//!   process record in FILE the file systems on which it skipped a sync.
+//!   process record in FILE the file systems on which it skipped a sync;
+//! - `EATMYDATA_KEEP=PATH:...` and `EATMYDATA_ONLY=PATH:...` (`--keep`,
+//!   `--only`) scope the eating by mount (`keep.rs` learns which).
 //!
 //! A hook may run before our constructor, so the switches are read lazily
 //! from `environ`, without `getenv` locks or allocation.
@@ -25,6 +27,7 @@ const DISABLED: u8 = 2;
 const KEEP_DIRECT: u8 = 4;
 const REPORT: u8 = 8;
 const FLUSH: u8 = 16;
+const SCOPED: u8 = 32;
 
 static STATE: AtomicU8 = AtomicU8::new(0);
 
@@ -52,6 +55,10 @@ pub fn bits_of(entry: &[u8]) -> u8 {
         REPORT
     } else if name == protocol::FLUSH_LIST.as_bytes() && !value.is_empty() {
         FLUSH
+    } else if (name == protocol::KEEP.as_bytes() || name == protocol::ONLY.as_bytes())
+        && !value.is_empty()
+    {
+        SCOPED
     } else {
         0
     }
@@ -170,6 +177,13 @@ impl Switches {
     pub fn flushing(self) -> bool {
         self.0 & (DISABLED | FLUSH) == FLUSH
     }
+
+    /// Whether `EATMYDATA_KEEP` or `EATMYDATA_ONLY` scopes the eating by
+    /// mount, so that each sync asks where its file is (`keep.rs`).
+    #[inline(always)]
+    pub fn scoped(self) -> bool {
+        self.0 & (DISABLED | SCOPED) == SCOPED
+    }
 }
 
 /// This process's switches.
@@ -226,6 +240,10 @@ mod tests {
         assert_eq!(bits_of(b"EATMYDATA_REPORT="), 0);
         assert_eq!(bits_of(b"EATMYDATA_FLUSH_LIST=/tmp/f"), FLUSH);
         assert_eq!(bits_of(b"EATMYDATA_FLUSH_LIST="), 0);
+        assert_eq!(bits_of(b"EATMYDATA_KEEP=/b"), SCOPED);
+        assert_eq!(bits_of(b"EATMYDATA_ONLY=/a:/c"), SCOPED);
+        assert_eq!(bits_of(b"EATMYDATA_KEEP="), 0);
+        assert_eq!(bits_of(b"EATMYDATA_KEEP_DIRECT=/b"), KEEP_DIRECT);
     }
 
     #[test]

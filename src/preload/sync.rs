@@ -15,11 +15,12 @@
 use core::ffi::{c_int, c_long};
 use core::mem::MaybeUninit;
 
+use crate::durability::mount::WholeSync;
 use crate::durability::{Kind, Verdict};
 use crate::errno::{self, fail};
 use crate::kernel::raw;
 use crate::report::{self, Skip, count};
-use crate::{durability, flush, policy};
+use crate::{durability, flush, keep, policy};
 
 /// What a descriptor is to the sync calls.
 #[derive(Debug, PartialEq)]
@@ -115,6 +116,10 @@ fn answer(
         Err(failed) => return failed,
         Ok(found) => found == Target::Storage,
     };
+    // On a kept mount, the call goes to the kernel as made.
+    if disk && !keep::eats_fd(fd) {
+        return kernel(number, args);
+    }
     match durability::sync_verdict(call, disk) {
         Verdict::Skip => skipped(kind, fd),
         Verdict::Fail(code) => fail(code),
@@ -138,13 +143,14 @@ pub fn fsync_status(fd: c_int, number: c_long) -> c_int {
     answer(durability::Sync::File, Skip::Fsync, fd, number, args)
 }
 
-/// Whether `fsync(fd)` would succeed, short of the flush itself; errno is
-/// left as it was. Nothing is counted.
-pub fn fsync_would_succeed(fd: c_int) -> bool {
+/// Whether a flush of `fd` may be answered without the kernel: `fsync(fd)`
+/// would succeed, short of the flush itself, and `fd`'s mount is not kept
+/// (`keep.rs`). errno is left as it was. Nothing is counted.
+pub fn fsync_eatable(fd: c_int) -> bool {
     let saved = errno::get();
     let answer = target(fd);
     errno::set(saved);
-    answer == Ok(Target::Storage)
+    answer == Ok(Target::Storage) && keep::eats_fd(fd)
 }
 
 /// Success, counted as a skip of `kind`, with `fd`'s file system recorded.
@@ -194,11 +200,18 @@ pub fn sync_file_range_status(fd: c_int, offset: i64, nbytes: i64, flags: u32) -
     )
 }
 
-/// What `sync(2)` does under the library: nothing, counted. It always
+/// What `sync(2)` does under the library: nothing, counted; with kept
+/// mounts, a `syncfs` of each, or the real `sync` where not every mount
+/// that keeps its syncs is known by name (`durability::mount`). It always
 /// succeeds, as the real one does.
 pub fn sync_status() -> c_int {
-    count(Skip::Sync);
-    flush::note_all();
+    if keep::whole_sync() == WholeSync::Real {
+        raw(libc::SYS_sync, [0; 6]);
+    } else {
+        // The mounts not kept were not flushed, whichever it was.
+        count(Skip::Sync);
+        flush::note_all();
+    }
     0
 }
 

@@ -3,7 +3,7 @@
 //! decisions. Every number we do not know passes through untouched, with all
 //! six arguments.
 
-use core::ffi::{c_int, c_long};
+use core::ffi::{c_char, c_int, c_long};
 
 use crate::kernel::raw;
 use crate::uring::{enter, fixed, setup};
@@ -24,11 +24,12 @@ fn with_fd_flags(a: [c_long; 6], at: usize, f: fn(c_int, c_int) -> c_int) -> [c_
     with_flags(a, at, |flags| f(fd as c_int, flags))
 }
 
-/// An open by number with its flags at `at` decided, and the descriptor it
-/// returns recorded when they were changed.
-fn opened(number: c_long, a: [c_long; 6], at: usize) -> c_long {
+/// An open by number of the path `path` under `dirfd` with its flags at
+/// `at` decided, and the descriptor it returns recorded when they were
+/// changed.
+fn opened(number: c_long, a: [c_long; 6], dirfd: c_long, path: c_long, at: usize) -> c_long {
     let asked = a.get(at).copied().unwrap_or(0) as c_int;
-    let given = open::kept_open_flags(asked);
+    let given = open::kept_open_flags(dirfd as c_int, path as *const c_char, asked);
     let fd = raw(number, with_flags(a, at, |_| given));
     open::opened(fd, asked, given)
 }
@@ -65,8 +66,8 @@ pub unsafe extern "C" fn eatmydata_syscall(number: c_long, args: *const [c_long;
             )
         }
         #[cfg(target_arch = "x86_64")]
-        libc::SYS_open => opened(number, a, 1),
-        libc::SYS_openat => opened(number, a, 2),
+        libc::SYS_open => opened(number, a, libc::AT_FDCWD.into(), first, 1),
+        libc::SYS_openat => opened(number, a, first, second, 2),
         libc::SYS_openat2 => open::openat2(a),
         libc::SYS_fcntl if second == c_long::from(libc::F_SETFL) => {
             raw(number, with_fd_flags(a, 2, open::setfl_flags))

@@ -4,7 +4,7 @@
 use core::ffi::c_int;
 
 use crate::report::{self, Skip};
-use crate::{durability, policy};
+use crate::{durability, keep, policy};
 
 /// `flags` without the per-write sync bits.
 pub const fn without_sync(flags: c_int) -> c_int {
@@ -17,9 +17,10 @@ pub fn rwf_flags(fd: c_int, flags: c_int) -> c_int {
         return flags;
     }
     let given = without_sync(flags);
-    if given != flags {
-        report::skipped_on_fd(Skip::SyncWrite, fd);
+    if given == flags || !keep::eats_fd(fd) {
+        return flags;
     }
+    report::skipped_on_fd(Skip::SyncWrite, fd);
     given
 }
 

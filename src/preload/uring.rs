@@ -27,6 +27,12 @@
 //! `io_uring_enter` and `io_uring_enter2` wrappers are not hooked: a ring
 //! driven only through them goes to the kernel as made.
 //!
+//! With kept mounts (`keep.rs`), a sync entry is eaten only where its
+//! descriptor's mount is not kept (a fixed slot's mount is learnt when it
+//! is registered), a write entry loses `RWF_SYNC` likewise (never on a
+//! fixed slot, whose mount is not asked), and open entries keep their sync
+//! flags: where they will open is not asked.
+//!
 //! Only what the kernel would accept is rewritten (the rule's own checks),
 //! and a sync entry only when its file certainly reaches a disk: a plain
 //! descriptor is asked as `fsync(2)`'s is (one ioctl), a fixed-file slot
@@ -39,7 +45,7 @@ use crate::durability::open::OpenHow;
 use crate::durability::sqe::{self, Rewrite, Target};
 use crate::durability::{self, OPEN_SYNC};
 use crate::report::{self, Skip, count, counted};
-use crate::{caller, flush, policy, sync};
+use crate::{caller, flush, keep, policy, sync};
 
 pub mod enter;
 pub mod fixed;
@@ -57,16 +63,24 @@ pub struct Batch {
     /// Whether to count and note what is eaten (`--report`,
     /// `--sync-at-exit`).
     telling: bool,
+    /// Whether kept mounts scope the eating (`keep.rs`).
+    scoped: bool,
 }
 
 impl Batch {
     /// A batch under this process's switches, or `None` when not eating.
     pub fn new(fixed: u64) -> Option<Batch> {
         let switches = policy::switches();
+        let mut dropped = durability::dropped_open_flags(!switches.drop_direct()) as u32;
+        if switches.scoped() {
+            // Where an entry will open is not asked: its sync flags stay.
+            dropped &= !(OPEN_SYNC as u32);
+        }
         switches.eating().then(|| Batch {
-            dropped: durability::dropped_open_flags(!switches.drop_direct()) as u32,
+            dropped,
             fixed,
             telling: switches.reporting() || switches.flushing(),
+            scoped: switches.scoped(),
         })
     }
 }
@@ -82,7 +96,7 @@ pub unsafe fn eat(at: *mut u8, batch: &Batch) {
     // SAFETY: 64 readable bytes, as the caller promised.
     unsafe { ptr::copy_nonoverlapping(at, entry.as_mut_ptr(), sqe::SIZE) };
     let rewrite = sqe::rewrite(&entry, batch.dropped, |target| match target {
-        Target::Fd(fd) => sync::fsync_would_succeed(fd),
+        Target::Fd(fd) => sync::fsync_eatable(fd),
         Target::Fixed(slot) => slot < 64 && batch.fixed & (1 << slot) != 0,
     });
     let before = entry;
@@ -93,6 +107,7 @@ pub unsafe fn eat(at: *mut u8, batch: &Batch) {
             how = open_how(address, size);
             sqe::openat2(how, batch.dropped)
         }
+        Rewrite::OpFlags(_) if batch.scoped && !write_eaten(&entry) => Rewrite::Keep,
         rewrite => rewrite,
     };
     match rewrite {
@@ -109,6 +124,15 @@ pub unsafe fn eat(at: *mut u8, batch: &Batch) {
             _ => told(&before, rewrite),
         }
     }
+}
+
+/// Under kept mounts, whether a write entry loses its `RWF_SYNC`: by its
+/// descriptor's mount; a fixed slot's is not known, so it keeps it. (An
+/// `OPENAT` entry's flags no longer hold what is dropped: see [`Batch`].)
+fn write_eaten(entry: &[u8; sqe::SIZE]) -> bool {
+    let fd = i32::from_ne_bytes(read4(entry, sqe::FD));
+    let is_open = entry[sqe::OPCODE] == sqe::OP_OPENAT;
+    is_open || (entry[sqe::FLAGS] & sqe::FIXED_FILE == 0 && keep::eats_fd(fd))
 }
 
 /// An `OPENAT2` entry's `struct open_how` of `size` bytes at `address`,

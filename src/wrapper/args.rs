@@ -59,6 +59,11 @@ Options:
                      sync was skipped (syncfs, or sync when it cannot tell),
                      then exit with COMMAND's status (125 if it succeeded
                      but a flush failed)
+      --keep PATH    keep the syncs on the mount that holds PATH: they reach
+                     the disk, the others are eaten (repeatable; sets
+                     EATMYDATA_KEEP, adding to one already set)
+      --only PATH    eat the syncs only on the mount that holds PATH: all
+                     others reach the disk (repeatable; sets EATMYDATA_ONLY)
       --runtime ARGS...
                      be the OCI runtime eatmydata-runtime with ARGS, for a
                      copy of this command without that link beside it:
@@ -79,8 +84,17 @@ Environment:
   EATMYDATA_KEEP_DIRECT=1  keep O_DIRECT
   EATMYDATA_REPORT=FILE  where processes append their counts (--report sets it)
   EATMYDATA_SYNC_AT_EXIT=1  as --sync-at-exit (for symlink mode)
+  EATMYDATA_KEEP=PATH:...  as --keep, for each PATH (absolute)
+  EATMYDATA_ONLY=PATH:...  as --only, for each PATH (absolute)
   EATMYDATA_CLIENT_NOTICE=0  no note when COMMAND is a database client
                          (mysql, psql, ...), whose server makes the syncs
+
+--keep and --only decide each sync by the mount of its file (a bind mount
+is a mount of its own): 'eatmydata --keep /srv/db make test' eats the
+build's syncs and keeps the database's. A static or Go program gets them
+from the seccomp supervisor, or, where it cannot run, no filter at all
+(said on stderr); sync() becomes a syncfs of each kept mount. See
+docs/sync-at-exit.md.
 
 --sync-at-exit is for a command whose own processes write what must last:
 a script that starts a database server, loads a dump and stops it; apt; a
@@ -115,6 +129,10 @@ pub struct Invocation {
     pub plain_seccomp: bool,
     pub report: bool,
     pub sync_at_exit: bool,
+    /// `--keep PATH`, in order: the mounts whose syncs are kept.
+    pub keep: Vec<OsString>,
+    /// `--only PATH`, in order: the only mounts whose syncs are eaten.
+    pub only: Vec<OsString>,
 }
 
 /// Whether we run as ourselves: under any name that contains `eatmydata`
@@ -143,10 +161,13 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> 
             plain_seccomp: false,
             report: false,
             sync_at_exit: false,
+            keep: Vec::new(),
+            only: Vec::new(),
         }));
     }
     let (mut verbose, mut keep_direct, mut seccomp) = (false, false, Choice::Auto);
     let (mut report, mut sync_at_exit, mut plain_seccomp) = (false, false, false);
+    let (mut keep, mut only) = (Vec::new(), Vec::new());
     let command = loop {
         let Some(arg) = argv.next() else {
             return Err(Error::Usage("no command given".into()));
@@ -167,6 +188,14 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> 
             b"--no-seccomp" => seccomp = Choice::Off,
             b"--report" => report = true,
             b"--sync-at-exit" => sync_at_exit = true,
+            b"--keep" => keep.push(value_of("--keep", &mut argv)?),
+            b"--only" => only.push(value_of("--only", &mut argv)?),
+            [b'-', b'-', b'k', b'e', b'e', b'p', b'=', path @ ..] => {
+                keep.push(OsStr::from_bytes(path).to_owned());
+            }
+            [b'-', b'-', b'o', b'n', b'l', b'y', b'=', path @ ..] => {
+                only.push(OsStr::from_bytes(path).to_owned());
+            }
             [b'-', _, ..] => {
                 return Err(Error::Usage(format!(
                     "unknown option '{}'",
@@ -185,7 +214,15 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> 
         plain_seccomp,
         report,
         sync_at_exit,
+        keep,
+        only,
     }))
+}
+
+/// The argument after an option that takes one (`--keep PATH`).
+fn value_of(option: &str, argv: &mut impl Iterator<Item = OsString>) -> Result<OsString, Error> {
+    argv.next()
+        .ok_or_else(|| Error::Usage(format!("option '{option}' needs a path")))
 }
 
 #[cfg(test)]
@@ -206,6 +243,8 @@ mod tests {
             plain_seccomp: false,
             report: false,
             sync_at_exit: false,
+            keep: Vec::new(),
+            only: Vec::new(),
         })
     }
 
@@ -271,12 +310,37 @@ mod tests {
     }
 
     #[test]
+    fn keep_and_only_repeat_in_order() {
+        let Action::Run(invocation) = parse_strs(&[
+            "eatmydata",
+            "--keep",
+            "/b",
+            "--only=/a",
+            "--keep=/c d",
+            "--only",
+            "--keep",
+            "ls",
+            "--keep",
+        ])
+        .unwrap() else {
+            panic!("expected a command to run");
+        };
+        assert_eq!(invocation.keep, ["/b", "/c d"]);
+        assert_eq!(invocation.only, ["/a", "--keep"]);
+        assert_eq!(invocation.command, "ls");
+        assert_eq!(invocation.args, ["--keep"]);
+    }
+
+    #[test]
     fn bad_usage_is_an_error() {
         for args in [
             &["eatmydata"][..],
             &["eatmydata", "-v"],
             &["eatmydata", "--"],
             &["eatmydata", "--bogus", "ls"],
+            &["eatmydata", "--keep"],
+            &["eatmydata", "--only", "/a"],
+            &["eatmydata", "--keeps", "/a", "ls"],
         ] {
             let error = parse_strs(args).unwrap_err();
             assert_eq!(error.exit_code(), 2, "{args:?}");

@@ -30,6 +30,7 @@ mod error;
 mod estimate;
 mod exec;
 mod flush;
+mod keep;
 mod library;
 mod mounts;
 mod plan;
@@ -117,6 +118,10 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
         client_notice: std::env::var_os(client::SILENCE),
         sync_at_exit_switch: flush::asked(false),
         proc_mounted: std::path::Path::new("/proc/self").exists(),
+        keep: keep::resolve("--keep", &invocation.keep)?,
+        only: keep::resolve("--only", &invocation.only)?,
+        inherited_keep: std::env::var_os(protocol::KEEP),
+        inherited_only: std::env::var_os(protocol::ONLY),
         library,
         program,
     };
@@ -186,9 +191,16 @@ fn execute(plan: Plan) -> Result<std::ffi::c_int, Error> {
         Seccomp::Supervised {
             keep_direct,
             fast_fsync,
-        } => Some(
-            Handoff::new(keep_direct, fast_fsync).map_err(|e| Error::Seccomp(error::plain(&e)))?,
-        ),
+            by_mount,
+        } => {
+            let scope = if by_mount {
+                keep::scope(plan.kept.keep.as_deref(), plan.kept.only.as_deref())
+            } else {
+                durability::mount::Scope::ALL
+            };
+            let handoff = Handoff::new(keep_direct, fast_fsync, scope);
+            Some(handoff.map_err(|e| Error::Seccomp(error::plain(&e)))?)
+        }
         Seccomp::Off | Seccomp::Plain => None,
     };
     let child_side = handoff.as_ref().map(Handoff::child_side);
@@ -267,6 +279,10 @@ fn install_supervised(side: handoff::ChildSide) -> Result<(), Error> {
         Ok(handoff::Installed::Plain(set)) => {
             eprintln!("eatmydata: {}", decide::PLAIN_FILTER_NOTICE);
             say_no_new_privs(set);
+            Ok(())
+        }
+        Ok(handoff::Installed::Nothing) => {
+            eprintln!("eatmydata: {}", decide::NO_LISTENER_BY_MOUNT_NOTICE);
             Ok(())
         }
         Err(error) => Err(Error::Seccomp(error::plain(&error))),

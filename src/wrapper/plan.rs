@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::library::Located;
 use crate::seccomp::{decide, filter};
 use crate::supervise::Wait;
-use crate::{client, preload, protocol};
+use crate::{client, keep, preload, protocol};
 
 /// What the plan needs from the machine, each read once by `launch`.
 pub struct Found {
@@ -37,6 +37,30 @@ pub struct Found {
     pub sync_at_exit_switch: bool,
     /// Whether `/proc` is mounted here.
     pub proc_mounted: bool,
+    /// The paths of `--keep` and `--only`, resolved (`keep::resolve`).
+    pub keep: Vec<PathBuf>,
+    pub only: Vec<PathBuf>,
+    /// `EATMYDATA_KEEP` and `EATMYDATA_ONLY` as this process got them.
+    pub inherited_keep: Option<OsString>,
+    pub inherited_only: Option<OsString>,
+}
+
+/// The values of `EATMYDATA_KEEP` and `EATMYDATA_ONLY` the command runs
+/// with: ours, or those it inherited.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Kept {
+    pub keep: Option<OsString>,
+    pub only: Option<OsString>,
+}
+
+impl Kept {
+    /// Whether they scope the eating by mount, as the library reads them
+    /// (set and not empty).
+    pub fn by_mount(&self) -> bool {
+        [&self.keep, &self.only]
+            .iter()
+            .any(|value| value.as_ref().is_some_and(|v| !v.is_empty()))
+    }
 }
 
 /// Which seccomp filter the command gets.
@@ -49,8 +73,14 @@ pub enum Seccomp {
     /// The filter with its supervisor, which eatmydata serves as the
     /// command's parent; it drops `O_DIRECT` unless `keep_direct`. With
     /// `fast_fsync` the filter answers fsync and fdatasync with 0 itself
-    /// (see `rules.rs`): a Go program's default.
-    Supervised { keep_direct: bool, fast_fsync: bool },
+    /// (see `rules.rs`): a Go program's default. With `by_mount`, the
+    /// supervisor keeps the syncs of the kept mounts ([`Kept`]), and
+    /// `sync` runs as made.
+    Supervised {
+        keep_direct: bool,
+        fast_fsync: bool,
+        by_mount: bool,
+    },
 }
 
 /// Whether eatmydata executes in place of the command or stays its parent.
@@ -85,6 +115,8 @@ pub struct Plan {
     pub notices: Vec<String>,
     /// `--verbose`: the flush at exit says what it did even when all went well.
     pub verbose: bool,
+    /// Keep by mount, for the supervisor.
+    pub kept: Kept,
 }
 
 /// The plan for `invocation`, given what was found.
@@ -96,15 +128,32 @@ pub fn plan(invocation: Invocation, found: Found) -> Result<Plan, Error> {
         found.kind,
         found.set_id,
     );
+    let kept = Kept {
+        keep: if found.keep.is_empty() {
+            found.inherited_keep.clone()
+        } else {
+            Some(keep::value(found.inherited_keep.as_deref(), &found.keep))
+        },
+        only: if found.only.is_empty() {
+            found.inherited_only.clone()
+        } else {
+            Some(keep::value(None, &found.only))
+        },
+    };
+    let by_mount = kept.by_mount();
     // The supervisor decides from the program's /proc files: without them,
-    // the plain filter, and said unless it was asked for.
+    // the plain filter, and said unless it was asked for. The plain filter
+    // answers every sync itself: with kept mounts, no filter at all.
     let seccomp = match (decision.seccomp, invocation.plain_seccomp) {
         (false, _) => Seccomp::Off,
+        (true, true) if by_mount => return Err(Error::Usage(PLAIN_BY_MOUNT.into())),
         (true, true) => Seccomp::Plain,
+        (true, false) if !found.proc_mounted && by_mount => Seccomp::Off,
         (true, false) if !found.proc_mounted => Seccomp::Plain,
         (true, false) => Seccomp::Supervised {
             keep_direct: invocation.keep_direct,
-            fast_fsync: found.kind == Kind::Go,
+            fast_fsync: found.kind == Kind::Go && !by_mount,
+            by_mount,
         },
     };
     // A sanitizer-linked program is a test whose error output is often
@@ -112,7 +161,14 @@ pub fn plan(invocation: Invocation, found: Found) -> Result<Plan, Error> {
     let quiet = found.kind == Kind::Foreign(Foreign::Sanitizer) && !invocation.verbose;
     let mut notices = if quiet { vec![] } else { decision.notices };
     if decision.seccomp && !invocation.plain_seccomp && !found.proc_mounted {
-        notices.push(decide::NO_PROC_NOTICE.to_owned());
+        notices.push(if by_mount {
+            decide::NO_PROC_BY_MOUNT_NOTICE.to_owned()
+        } else {
+            decide::NO_PROC_NOTICE.to_owned()
+        });
+    }
+    if by_mount && decision.seccomp && found.proc_mounted && !quiet {
+        notices.push(decide::BY_MOUNT_NOTICE.to_owned());
     }
     notices.extend(client::notice(
         &invocation.command,
@@ -132,6 +188,12 @@ pub fn plan(invocation: Invocation, found: Found) -> Result<Plan, Error> {
     }
     if invocation.keep_direct {
         env.push((protocol::KEEP_DIRECT, protocol::ON.into()));
+    }
+    if let (false, Some(value)) = (found.keep.is_empty(), &kept.keep) {
+        env.push((protocol::KEEP, value.clone()));
+    }
+    if let (false, Some(value)) = (found.only.is_empty(), &kept.only) {
+        env.push((protocol::ONLY, value.clone()));
     }
     let sync_at_exit = invocation.sync_at_exit || found.sync_at_exit_switch;
     let supervised = matches!(seccomp, Seccomp::Supervised { .. });
@@ -157,8 +219,12 @@ pub fn plan(invocation: Invocation, found: Found) -> Result<Plan, Error> {
         role,
         notices,
         verbose: invocation.verbose,
+        kept,
     })
 }
+
+/// Why `--seccomp=plain` and keep by mount do not go together.
+const PLAIN_BY_MOUNT: &str = "--seccomp=plain answers every sync itself and cannot keep any by mount (--keep, --only, EATMYDATA_KEEP, EATMYDATA_ONLY): use --seccomp";
 
 /// The `--verbose` line: what runs, with what.
 fn running(found: &Found, preloaded: bool, seccomp: Seccomp) -> String {
@@ -208,6 +274,10 @@ mod tests {
             client_notice: None,
             sync_at_exit_switch: false,
             proc_mounted: true,
+            keep: Vec::new(),
+            only: Vec::new(),
+            inherited_keep: None,
+            inherited_only: None,
         };
         found(&mut facts);
         plan(invocation, facts).unwrap()
@@ -234,6 +304,7 @@ mod tests {
         let supervised = Seccomp::Supervised {
             keep_direct: false,
             fast_fsync: false,
+            by_mount: false,
         };
         assert_eq!(plan.seccomp, supervised);
         assert!(
@@ -253,6 +324,7 @@ mod tests {
         let supervised = Seccomp::Supervised {
             keep_direct: false,
             fast_fsync: false,
+            by_mount: false,
         };
         assert_eq!(plan.seccomp, supervised);
         let parent = Role::Parent {
@@ -306,6 +378,7 @@ mod tests {
         let fast = Seccomp::Supervised {
             keep_direct: true,
             fast_fsync: true,
+            by_mount: false,
         };
         assert_eq!(plan.seccomp, fast);
     }
@@ -316,11 +389,13 @@ mod tests {
         let fast = Seccomp::Supervised {
             keep_direct: false,
             fast_fsync: true,
+            by_mount: false,
         };
         assert_eq!(plan.seccomp, fast);
         let exact = Seccomp::Supervised {
             keep_direct: false,
             fast_fsync: false,
+            by_mount: false,
         };
         for kind in [Kind::Static, Kind::Dynamic] {
             let plan = plan_for(&["--seccomp", "prog"], kind, |_| {});
@@ -329,6 +404,75 @@ mod tests {
                 "{kind:?}: a C program's syncs are exact"
             );
         }
+    }
+
+    #[test]
+    fn kept_mounts_reach_the_library_and_the_supervisor() {
+        let plan = plan_for(&["prog"], Kind::Go, |found| {
+            found.keep = vec!["/b".into()];
+            found.inherited_keep = Some("/srv".into());
+            found.inherited_only = Some("/a".into());
+        });
+        assert_eq!(plan.env[1], (protocol::KEEP, "/srv:/b".into()));
+        assert_eq!(plan.env.len(), 2, "the inherited EATMYDATA_ONLY is passed on as it is");
+        assert_eq!(plan.kept.only, Some("/a".into()));
+        let by_mount = Seccomp::Supervised {
+            keep_direct: false,
+            fast_fsync: false,
+            by_mount: true,
+        };
+        assert_eq!(plan.seccomp, by_mount, "a Go program's fsyncs too");
+        assert!(plan.notices.contains(&decide::BY_MOUNT_NOTICE.to_owned()));
+        let only = plan_for(&["prog"], Kind::Static, |found| {
+            found.only = vec!["/a".into(), "/c".into()];
+            found.inherited_only = Some("/old".into());
+        });
+        assert_eq!(only.env[1], (protocol::ONLY, "/a:/c".into()));
+        assert!(matches!(
+            only.seccomp,
+            Seccomp::Supervised { by_mount: true, .. }
+        ));
+        let dynamic = plan_for(&["prog"], Kind::Dynamic, |found| {
+            found.inherited_keep = Some("/b".into());
+        });
+        assert_eq!(dynamic.seccomp, Seccomp::Off);
+        assert!(dynamic.notices.is_empty(), "{:?}", dynamic.notices);
+    }
+
+    #[test]
+    fn with_kept_mounts_a_static_program_gets_the_supervisor_or_nothing() {
+        let keep = |found: &mut Found| found.keep = vec!["/b".into()];
+        let argv = ["eatmydata", "--seccomp=plain", "prog"].map(OsString::from);
+        let Ok(Action::Run(invocation)) = args::parse(argv) else {
+            panic!();
+        };
+        let mut found = Found {
+            library: Located {
+                path: "/lib/eatmydata/libeatmydata.so".into(),
+                source: Source::Installed,
+            },
+            program: "/usr/bin/prog".into(),
+            kind: Kind::Static,
+            set_id: None,
+            ld_preload: None,
+            client_notice: None,
+            sync_at_exit_switch: false,
+            proc_mounted: true,
+            keep: Vec::new(),
+            only: Vec::new(),
+            inherited_keep: None,
+            inherited_only: None,
+        };
+        keep(&mut found);
+        let refused = plan(invocation, found).unwrap_err();
+        assert_eq!(refused.exit_code(), 2);
+        assert!(refused.to_string().contains("--seccomp=plain"), "{refused}");
+        let bare = plan_for(&["prog"], Kind::Static, |found| {
+            keep(found);
+            found.proc_mounted = false;
+        });
+        assert_eq!((bare.seccomp, bare.role), (Seccomp::Off, Role::InPlace));
+        assert!(bare.notices.contains(&decide::NO_PROC_BY_MOUNT_NOTICE.to_owned()));
     }
 
     #[test]
@@ -348,6 +492,7 @@ mod tests {
         let supervised = Seccomp::Supervised {
             keep_direct: false,
             fast_fsync: false,
+            by_mount: false,
         };
         assert_eq!(plan.seccomp, supervised);
         assert!(plan.notices[0].contains("sanitizer"), "{:?}", plan.notices);
@@ -423,6 +568,10 @@ mod tests {
             client_notice: None,
             sync_at_exit_switch: false,
             proc_mounted: true,
+            keep: Vec::new(),
+            only: Vec::new(),
+            inherited_keep: None,
+            inherited_only: None,
         };
         assert!(matches!(
             plan(invocation, found),

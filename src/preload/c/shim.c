@@ -84,16 +84,16 @@ __attribute__((weak)) void rust_eh_personality(void)
 #define EMD_CACHE(name) static void *next_##name;
 EMD_NEXT_NAMES(EMD_CACHE)
 
-/* An open with its flags decided (`given`, for the arguments to name); when
- * they were changed, the descriptor is told to Rust, for --sync-at-exit:
- * its writes, too, reach the disk only at the flush. An open that asks for
- * no sync flag stays a tail call. */
-#define PASS_OPEN(name, flags, ...)                                           \
+/* An open of `path` under `dirfd` with its flags decided (`given`, for the
+ * arguments to name); when they were changed, the descriptor is told to
+ * Rust, for --sync-at-exit: its writes, too, reach the disk only at the
+ * flush. An open that asks for no sync flag stays a tail call. */
+#define PASS_OPEN(name, dirfd, path, flags, ...)                              \
 	do {                                                                  \
 		__typeof__(&name) next_fn = NEXT(name);                      \
 		if (!next_fn)                                                 \
 			return eatmydata_missing();                           \
-		int given = eatmydata_kept_open_flags(flags);                 \
+		int given = eatmydata_kept_open_flags(dirfd, path, flags);    \
 		if (__builtin_expect(given == (flags), 1))                    \
 			return next_fn(__VA_ARGS__);                          \
 		return opened(next_fn(__VA_ARGS__));                          \
@@ -205,7 +205,7 @@ int HOOK(open)(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 	READ_MODE(flags, flags, mode);
-	PASS_OPEN(open, flags, path, given, mode);
+	PASS_OPEN(open, AT_FDCWD, path, flags, path, given, mode);
 }
 MATCHES(open);
 
@@ -213,7 +213,7 @@ int HOOK(open64)(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 	READ_MODE(flags, flags, mode);
-	PASS_OPEN(open64, flags, path, given, mode);
+	PASS_OPEN(open64, AT_FDCWD, path, flags, path, given, mode);
 }
 MATCHES(open64);
 
@@ -221,7 +221,7 @@ int HOOK(openat)(int dirfd, const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 	READ_MODE(flags, flags, mode);
-	PASS_OPEN(openat, flags, dirfd, path, given, mode);
+	PASS_OPEN(openat, dirfd, path, flags, dirfd, path, given, mode);
 }
 MATCHES(openat);
 
@@ -229,7 +229,7 @@ int HOOK(openat64)(int dirfd, const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 	READ_MODE(flags, flags, mode);
-	PASS_OPEN(openat64, flags, dirfd, path, given, mode);
+	PASS_OPEN(openat64, dirfd, path, flags, dirfd, path, given, mode);
 }
 MATCHES(openat64);
 
@@ -237,25 +237,25 @@ MATCHES(openat64);
  * aborts when the flags need one, and it still does, since it is called. */
 int HOOK(__open_2)(const char *path, int flags)
 {
-	PASS_OPEN(__open_2, flags, path, given);
+	PASS_OPEN(__open_2, AT_FDCWD, path, flags, path, given);
 }
 MATCHES(__open_2);
 
 int HOOK(__open64_2)(const char *path, int flags)
 {
-	PASS_OPEN(__open64_2, flags, path, given);
+	PASS_OPEN(__open64_2, AT_FDCWD, path, flags, path, given);
 }
 MATCHES(__open64_2);
 
 int HOOK(__openat_2)(int dirfd, const char *path, int flags)
 {
-	PASS_OPEN(__openat_2, flags, dirfd, path, given);
+	PASS_OPEN(__openat_2, dirfd, path, flags, dirfd, path, given);
 }
 MATCHES(__openat_2);
 
 int HOOK(__openat64_2)(int dirfd, const char *path, int flags)
 {
-	PASS_OPEN(__openat64_2, flags, dirfd, path, given);
+	PASS_OPEN(__openat64_2, dirfd, path, flags, dirfd, path, given);
 }
 MATCHES(__openat64_2);
 

@@ -16,7 +16,7 @@ void eatmydata_warm_up(void);
 long eatmydata_kernel(long number, const long args[6]);
 int eatmydata_missing(void);
 int eatmydata_eating(void);
-int eatmydata_kept_open_flags(int flags);
+int eatmydata_kept_open_flags(int dirfd, const char *path, int flags);
 int eatmydata_setfl_flags(int fd, int flags);
 int eatmydata_rwf_flags(int fd, int flags);
 void eatmydata_opened(int fd);

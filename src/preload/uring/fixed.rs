@@ -136,7 +136,7 @@ pub fn disk_slots(first: usize, fds: usize, count: usize, before: u64) -> u64 {
         if fd == FILES_SKIP {
             continue;
         }
-        if fd >= 0 && sync::fsync_would_succeed(fd) {
+        if fd >= 0 && sync::fsync_eatable(fd) {
             fixed |= bit;
         } else {
             fixed &= !bit;

@@ -186,3 +186,19 @@ mod tests;
 pub const PLAIN_FILTER_NOTICE: &str = "this kernel has no seccomp user notification \
 (SECCOMP_FILTER_FLAG_NEW_LISTENER, Linux 5.0): using the plain filter, under which every \
 sync returns 0, a bad descriptor's too, and io_uring flushes reach the disk";
+
+/// Said when seccomp mode runs with syncs kept by mount (`--keep`,
+/// `--only`): the supervisor decides them, as the library does.
+pub const BY_MOUNT_NOTICE: &str = "syncs kept by mount: the seccomp supervisor decides them \
+for what the library cannot reach, by the mount of each descriptor; sync() runs as made";
+
+/// [`NO_PROC_NOTICE`] with syncs kept by mount: the plain filter would eat
+/// the kept syncs too, so there is no filter.
+pub const NO_PROC_BY_MOUNT_NOTICE: &str = "/proc is not mounted here, so the seccomp \
+supervisor cannot run, and the plain filter cannot keep syncs by mount: no filter, so what \
+the library cannot reach (static and Go programs) makes all its syncs";
+
+/// [`PLAIN_FILTER_NOTICE`] with syncs kept by mount.
+pub const NO_LISTENER_BY_MOUNT_NOTICE: &str = "this kernel has no seccomp user notification \
+(SECCOMP_FILTER_FLAG_NEW_LISTENER, Linux 5.0), and the plain filter cannot keep syncs by \
+mount: no filter, so what the library cannot reach (static and Go programs) makes all its syncs";

@@ -82,16 +82,18 @@ fn kind_of(caller: Caller, fd: i32) -> Kind {
 }
 
 /// Whether a sync of the caller's descriptor `fd` certainly flushes a
-/// disk: an open (not `O_PATH`) regular file, folder or block device on a
-/// mount of a local disk's file system. Anything not known is false.
-pub fn on_a_disk(caller: Caller, fd: i32, mounts: &mut Mounts) -> bool {
+/// disk, and may be eaten: an open (not `O_PATH`) regular file, folder or
+/// block device on a mount of a local disk's file system that no
+/// `--keep`/`--only` keeps (`Mounts::eatable`). Anything not known is
+/// false.
+pub fn eatable(caller: Caller, fd: i32, mounts: &mut Mounts) -> bool {
     let Some(info) = read(caller, fd) else {
         return false;
     };
     if info.flags & libc::O_PATH as u32 != 0 {
         return false;
     }
-    if mounts.disk(caller, By::Id(info.mnt_id)) != Some(true) {
+    if mounts.eatable(caller, By::Id(info.mnt_id)) != Some(true) {
         // Block devices on devtmpfs end here too: the kernel syncs them.
         return false;
     }
@@ -134,8 +136,8 @@ mod tests {
         use std::os::fd::AsRawFd;
         let mut mounts = Mounts::default();
         assert!(read(me, reader.as_raw_fd()).is_some());
-        assert!(!on_a_disk(me, writer.as_raw_fd(), &mut mounts), "a pipe");
+        assert!(!eatable(me, writer.as_raw_fd(), &mut mounts), "a pipe");
         assert!(read(me, 1 << 20).is_none());
-        assert!(!on_a_disk(me, -1, &mut mounts));
+        assert!(!eatable(me, -1, &mut mounts));
     }
 }

@@ -10,6 +10,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use super::filter::NoNewPrivs;
 use super::notify::{Listener, Supervisor};
+use crate::durability::mount::Scope;
 use crate::supervise::Duty;
 
 /// What the child did about the filter.
@@ -17,6 +18,9 @@ pub enum Installed {
     Supervised(NoNewPrivs),
     /// The kernel has no user notification: the plain filter instead.
     Plain(NoNewPrivs),
+    /// The same with syncs kept by mount, which the plain filter would
+    /// eat: no filter.
+    Nothing,
 }
 
 /// Both ends, before the fork; each side then keeps its own.
@@ -25,12 +29,14 @@ pub struct Handoff {
     child: Option<OwnedFd>,
     keep_direct: bool,
     fast_fsync: bool,
+    scope: Scope,
     supervisor: Option<Supervisor>,
 }
 
 impl Handoff {
-    /// With `fast_fsync`, the filter answers fsync and fdatasync itself.
-    pub fn new(keep_direct: bool, fast_fsync: bool) -> io::Result<Handoff> {
+    /// With `fast_fsync`, the filter answers fsync and fdatasync itself;
+    /// a `scope` that is scoped keeps syncs by mount, and `sync`.
+    pub fn new(keep_direct: bool, fast_fsync: bool, scope: Scope) -> io::Result<Handoff> {
         let mut fds = [0; 2];
         // SAFETY: socketpair fills two descriptors.
         let rc = unsafe {
@@ -52,6 +58,7 @@ impl Handoff {
             child: Some(child),
             keep_direct,
             fast_fsync,
+            scope,
             supervisor: None,
         })
     }
@@ -61,6 +68,7 @@ impl Handoff {
         ChildSide {
             socket: self.child.as_ref().map_or(-1, AsRawFd::as_raw_fd),
             fast_fsync: self.fast_fsync,
+            by_mount: self.scope.scoped(),
         }
     }
 }
@@ -70,17 +78,19 @@ impl Handoff {
 pub struct ChildSide {
     socket: RawFd,
     fast_fsync: bool,
+    by_mount: bool,
 }
 
 impl ChildSide {
     /// In the child: installs the filter and sends its listener over.
     pub fn install(self) -> io::Result<Installed> {
-        match Listener::install(self.fast_fsync)? {
+        match Listener::install(self.fast_fsync, !self.by_mount)? {
             Some((listener, set)) => {
                 send_fd(self.socket, listener.fd())?;
                 drop(listener);
                 Ok(Installed::Supervised(set))
             }
+            None if self.by_mount => Ok(Installed::Nothing),
             None => {
                 let program = super::filter::program().map_err(io::Error::other)?;
                 super::filter::install(&program).map(Installed::Plain)
@@ -93,7 +103,7 @@ impl Duty for Handoff {
     fn start(&mut self) -> Option<RawFd> {
         self.child = None;
         let listener = receive_fd(self.parent.as_raw_fd()).ok()??;
-        let supervisor = Supervisor::new(Listener::from_fd(listener), self.keep_direct);
+        let supervisor = Supervisor::new(Listener::from_fd(listener), self.keep_direct, self.scope);
         let fd = supervisor.fd();
         self.supervisor = Some(supervisor);
         Some(fd)

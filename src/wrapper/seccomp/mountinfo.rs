@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use super::caller::Caller;
 use crate::durability::disk_fs_type;
+use crate::durability::mount::{Mount, Scope};
 
 /// How long a table of another namespace is kept unused.
 pub const KEPT: Duration = Duration::from_secs(1);
@@ -37,10 +38,11 @@ pub fn parse_line(line: &str) -> Option<(u32, (u32, u32), &str)> {
     Some((id, dev, fs_type))
 }
 
-/// One namespace's mounts: whether each keeps its data on a disk.
+/// One namespace's mounts: whether each keeps its data on a disk (and, by
+/// id, its device too).
 struct Table {
     file: File,
-    by_id: HashMap<u32, bool>,
+    by_id: HashMap<u32, (bool, (u32, u32))>,
     by_dev: HashMap<(u32, u32), bool>,
     used: Instant,
 }
@@ -65,7 +67,7 @@ impl Table {
         self.by_dev.clear();
         for (id, dev, fs_type) in text.lines().filter_map(parse_line) {
             let disk = disk_fs_type(fs_type.as_bytes());
-            self.by_id.insert(id, disk);
+            self.by_id.insert(id, (disk, dev));
             // A device mounted twice is the same file system.
             self.by_dev.insert(dev, disk);
         }
@@ -94,11 +96,13 @@ pub enum By {
     Dev(u32, u32),
 }
 
-/// The tables, by mount namespace (the inode of `/proc/TID/ns/mnt`).
+/// The tables, by mount namespace (the inode of `/proc/TID/ns/mnt`), and
+/// the mounts whose syncs are kept (`--keep`, `--only`).
 #[derive(Default)]
 pub struct Mounts {
     tables: HashMap<u64, Table>,
     own: Option<u64>,
+    scope: Scope,
 }
 
 /// The mount namespace of `tid` (`self` for ours).
@@ -109,6 +113,47 @@ fn namespace(tid: &str) -> Option<u64> {
 }
 
 impl Mounts {
+    /// Tables that judge by `scope` too ([`Mounts::eatable`]).
+    pub fn scoped(scope: Scope) -> Mounts {
+        Mounts {
+            scope,
+            ..Mounts::default()
+        }
+    }
+
+    /// Whether a sync on the mount `by` names may be eaten: it keeps its
+    /// data on a disk ([`Mounts::disk`]) and the scope does not keep it
+    /// (`durability::mount`: by mount id from `fdinfo`, by device from
+    /// `maps`). `None` when that is not known.
+    pub fn eatable(&mut self, caller: Caller, by: By) -> Option<bool> {
+        let disk = self.disk(caller, by)?;
+        if !self.scope.scoped() {
+            return Some(disk);
+        }
+        let at = match by {
+            By::Id(id) => Mount {
+                id: Some(id.into()),
+                dev: self.dev_of(caller, id)?,
+            },
+            By::Dev(major, minor) => Mount {
+                id: None,
+                dev: (major, minor),
+            },
+        };
+        Some(disk && self.scope.eats(Some(at)))
+    }
+
+    /// Whether syncs are kept by mount.
+    pub fn by_mount(&self) -> bool {
+        self.scope.scoped()
+    }
+
+    /// The device of mount `id` in the caller's table, read by [`Mounts::disk`].
+    fn dev_of(&mut self, caller: Caller, id: u32) -> Option<(u32, u32)> {
+        let ns = namespace(&caller.tid.to_string())?;
+        Some(self.tables.get(&ns)?.by_id.get(&id)?.1)
+    }
+
     /// Whether the mount `by` names, in the caller's namespace, keeps its
     /// data on a disk; `None` when that is not known (no such mount in
     /// its table: a pipe's or a socket's, or the caller out of reach).
@@ -138,7 +183,7 @@ impl Mounts {
         };
         table.used = now;
         match by {
-            By::Id(id) => table.by_id.get(&id).copied(),
+            By::Id(id) => table.by_id.get(&id).map(|&(disk, _)| disk),
             By::Dev(major, minor) => table.by_dev.get(&(major, minor)).copied(),
         }
     }

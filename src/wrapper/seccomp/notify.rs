@@ -25,6 +25,7 @@ use super::call::{Answer, Call};
 use super::caller::Caller;
 use super::filter::{self, NoNewPrivs};
 use super::mountinfo::Mounts;
+use crate::durability::mount::Scope;
 use super::{compat, openat2, rules, sync, uring};
 
 /// `SECCOMP_FILTER_FLAG_NEW_LISTENER` and `..._WAIT_KILLABLE_RECV`.
@@ -41,9 +42,13 @@ pub struct Listener(OwnedFd);
 impl Listener {
     /// Installs the supervised filter on this process, returning its
     /// listener; `Ok(None)` when the kernel has no user notification (the
-    /// caller then installs the plain filter).
-    pub fn install(fast_fsync: bool) -> io::Result<Option<(Listener, NoNewPrivs)>> {
-        let program = rules::program(fast_fsync).map_err(io::Error::other)?;
+    /// caller then installs the plain filter, or none). `answer_sync`:
+    /// the filter answers `sync` with 0 (not with syncs kept by mount).
+    pub fn install(
+        fast_fsync: bool,
+        answer_sync: bool,
+    ) -> io::Result<Option<(Listener, NoNewPrivs)>> {
+        let program = rules::program(fast_fsync, answer_sync).map_err(io::Error::other)?;
         let installed = match filter::install_with(&program, NEW_LISTENER | WAIT_KILLABLE_RECV) {
             // Before 5.19: without the killable wait.
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
@@ -154,15 +159,20 @@ pub struct Supervisor {
     keep_direct: bool,
     rings: uring::Rings,
     mounts: Mounts,
+    /// Whether syncs are kept by mount: opens keep their sync flags, whose
+    /// file's mount is not asked.
+    scoped: bool,
 }
 
 impl Supervisor {
-    pub fn new(listener: Listener, keep_direct: bool) -> Supervisor {
+    /// A supervisor that keeps the syncs on the mounts `scope` keeps.
+    pub fn new(listener: Listener, keep_direct: bool, scope: Scope) -> Supervisor {
         Supervisor {
             listener,
             keep_direct,
             rings: uring::Rings::default(),
-            mounts: Mounts::default(),
+            mounts: Mounts::scoped(scope),
+            scoped: scope.scoped(),
         }
     }
 
@@ -209,7 +219,10 @@ impl Supervisor {
         }
         let listener = &self.listener;
         let valid = || listener.still_waiting(call);
-        let dropped = crate::durability::dropped_open_flags(self.keep_direct) as u32;
+        let mut dropped = crate::durability::dropped_open_flags(self.keep_direct) as u32;
+        if self.scoped {
+            dropped &= !(crate::durability::OPEN_SYNC as u32);
+        }
         match call.nr {
             libc::SYS_fsync
             | libc::SYS_fdatasync
@@ -220,10 +233,7 @@ impl Supervisor {
             libc::SYS_io_uring_setup => self.rings.setup(call, &valid),
             libc::SYS_mmap => self.rings.mapped(call, &valid),
             libc::SYS_io_uring_register => self.rings.register(call, &mut self.mounts, &valid),
-            libc::SYS_io_uring_enter => {
-                self.rings
-                    .enter(call, self.keep_direct, &mut self.mounts, &valid)
-            }
+            libc::SYS_io_uring_enter => self.rings.enter(call, dropped, &mut self.mounts, &valid),
             _ => Answer::Continue,
         }
     }

@@ -4,7 +4,7 @@
 //!
 //! - a registration is seen before the kernel makes it (the filter sends
 //!   `io_uring_register` with a files operation here), each descriptor
-//!   judged as a sync would judge it (`fdinfo::on_a_disk`);
+//!   judged as a sync would judge it (`fdinfo::eatable`);
 //! - anything that could change a slot makes the ring's slots unknown for
 //!   good: an update (`FILES_UPDATE`, by `io_uring_register` or by an
 //!   entry), an entry that installs or closes a direct descriptor (a
@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 
 use super::call::Call;
-use super::fdinfo::on_a_disk;
+use super::fdinfo::eatable;
 use super::mountinfo::Mounts;
 use super::rules::{REGISTER_FILES, REGISTER_FILES2, REGISTER_SEND_MSG_RING, UNREGISTER_FILES};
 use crate::durability::sqe;
@@ -156,7 +156,7 @@ fn slots(call: &Call, address: u64, nr: u64, mounts: &mut Mounts) -> Slots {
     let fds = bytes.chunks_exact(4);
     let fds = fds.map(|b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
     Some(
-        fds.map(|fd| fd != -1 && on_a_disk(call.caller, fd, mounts))
+        fds.map(|fd| fd != -1 && eatable(call.caller, fd, mounts))
             .collect(),
     )
 }

@@ -10,7 +10,8 @@
 //! are in memory, which the supervisor may rewrite); `io_uring_setup`;
 //! `io_uring_enter` that submits; and the one `mmap` that maps a ring's
 //! submission entries (offset `IORING_OFF_SQES`), where the supervisor
-//! learns the ring. `sync` is answered 0 here, as by the plain filter.
+//! learns the ring. `sync` is answered 0 here, as by the plain filter,
+//! unless syncs are kept by mount (then it runs as made).
 //! `open`/`openat` with `O_SYNC` and `pwritev2` with `RWF_SYNC` carry the
 //! flag in a register, which nothing but the kernel can change: they run
 //! as asked. Registering a ring descriptor with the ring and resizing a
@@ -151,10 +152,11 @@ fn arg_rules() -> [ArgRule; 4] {
 }
 
 /// The ops of the native ABI's part.
-fn native_part(fast_fsync: bool) -> Vec<Op> {
+fn native_part(fast_fsync: bool, answer_sync: bool) -> Vec<Op> {
     let rules = arg_rules();
     let mut ops = vec![Op::At(NATIVE), load(NR_OFFSET)];
-    ops.extend(ANSWERED.iter().map(|&n| jeq(n as u32, ZERO)));
+    let answered = if answer_sync { ZERO } else { ALLOW };
+    ops.extend(ANSWERED.iter().map(|&n| jeq(n as u32, answered)));
     let fsyncs = if fast_fsync { ZERO } else { NOTIFY };
     ops.extend(FSYNCS.iter().map(|&n| jeq(n as u32, fsyncs)));
     ops.extend(NOTIFIED.iter().map(|&n| jeq(n as u32, NOTIFY)));
@@ -184,7 +186,7 @@ fn native_part(fast_fsync: bool) -> Vec<Op> {
 
 /// The ops of another architecture's part (i386 on x86_64), whose `msync`
 /// goes to `msync` to have its flags looked at.
-fn foreign_part(abi: &Abi, msync: Label) -> Vec<Op> {
+fn foreign_part(abi: &Abi, msync: Label, answer_sync: bool) -> Vec<Op> {
     let named = |names: &'static [&str], to: Label| {
         let calls = abi
             .calls
@@ -193,7 +195,7 @@ fn foreign_part(abi: &Abi, msync: Label) -> Vec<Op> {
         calls.map(move |&(_, nr)| jeq(nr as u32, to))
     };
     let mut ops = vec![load(NR_OFFSET)];
-    ops.extend(named(FOREIGN_ANSWERED, ZERO));
+    ops.extend(named(FOREIGN_ANSWERED, if answer_sync { ZERO } else { ALLOW }));
     ops.extend(named(FOREIGN_NOTIFIED, NOTIFY));
     ops.extend(named(&[FOREIGN_MSYNC], msync));
     ops.push(ret(RET_ALLOW));
@@ -204,8 +206,10 @@ fn foreign_part(abi: &Abi, msync: Label) -> Vec<Op> {
     ops
 }
 
-/// The whole program for the supervised mode.
-pub fn program(fast_fsync: bool) -> Result<Vec<sock_filter>, String> {
+/// The whole program for the supervised mode. Without `answer_sync`
+/// (syncs kept by mount), `sync` runs in the kernel as made: the filter
+/// cannot tell which file systems to spare.
+pub fn program(fast_fsync: bool, answer_sync: bool) -> Result<Vec<sock_filter>, String> {
     let native = ABIS[0].arch;
     let others: Vec<&Abi> = ABIS.iter().filter(|a| a.arch != native).collect();
     let mut ops = vec![load(ARCH_OFFSET), jeq(native, NATIVE)];
@@ -216,10 +220,10 @@ pub fn program(fast_fsync: bool) -> Result<Vec<sock_filter>, String> {
             .map(|(i, abi)| jeq(abi.arch, arch(i))),
     );
     ops.push(ret(RET_ALLOW));
-    ops.extend(native_part(fast_fsync));
+    ops.extend(native_part(fast_fsync, answer_sync));
     for (i, abi) in others.iter().enumerate() {
         ops.push(Op::At(arch(i)));
-        ops.extend(foreign_part(abi, foreign_msync(i)));
+        ops.extend(foreign_part(abi, foreign_msync(i), answer_sync));
     }
     for (label, k) in [
         (ALLOW, RET_ALLOW),

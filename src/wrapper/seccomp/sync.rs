@@ -9,7 +9,7 @@
 //! flush where every shared file mapping in its range is on a disk.
 
 use super::call::{Answer, Call};
-use super::fdinfo::on_a_disk;
+use super::fdinfo::eatable;
 use super::maps;
 use super::mountinfo::{By, Mounts};
 use crate::durability::{Sync, Verdict, sync_verdict};
@@ -27,7 +27,7 @@ pub fn answer(call: &Call, mounts: &mut Mounts) -> Answer {
         _ => Sync::File,
     };
     // An `int` in the kernel: the high half of the register is not read.
-    let disk = on_a_disk(call.caller, fd as i32, mounts);
+    let disk = eatable(call.caller, fd as i32, mounts);
     match sync_verdict(sync, disk) {
         Verdict::Skip => Answer::Value(0),
         Verdict::Fail(errno) => Answer::Error(errno),
@@ -107,7 +107,7 @@ pub fn msync(call: &Call, mounts: &mut Mounts) -> Answer {
         return Answer::Continue;
     };
     let caller = call.caller;
-    let mut disk = |(major, minor)| mounts.disk(caller, By::Dev(major, minor));
+    let mut disk = |(major, minor)| mounts.eatable(caller, By::Dev(major, minor));
     msync_over(&maps, start, end, &mut disk).unwrap_or(Answer::Continue)
 }
 

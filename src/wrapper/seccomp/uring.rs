@@ -53,7 +53,6 @@ use super::mountinfo::Mounts;
 use super::registered::{self, Registered};
 use super::rules::IORING_OFF_SQES;
 use super::sqe;
-use crate::durability::dropped_open_flags;
 
 const SQ_NEED_WAKEUP: u32 = 1;
 const ENTER_REGISTERED_RING: u64 = 1 << 4;
@@ -164,7 +163,7 @@ impl Rings {
     pub fn enter(
         &mut self,
         call: &Call,
-        keep_direct: bool,
+        dropped: u32,
         mounts: &mut Mounts,
         still_waiting: &dyn Fn() -> bool,
     ) -> Answer {
@@ -221,7 +220,6 @@ impl Rings {
                 .and_then(|known| known.get(slot as usize).copied())
                 .unwrap_or(false)
         };
-        let dropped = dropped_open_flags(keep_direct) as u32;
         for (at, entry) in entries {
             let files = sqe::Files {
                 call,

@@ -11,7 +11,7 @@ fn native() -> u32 {
 }
 
 fn call(nr: i64, args: [u64; 6]) -> u32 {
-    run_with(&program(false).unwrap(), native(), nr as u32, args)
+    run_with(&program(false, true).unwrap(), native(), nr as u32, args)
 }
 
 #[test]
@@ -23,8 +23,18 @@ fn sync_calls_with_a_descriptor_and_ring_setup_go_to_the_supervisor() {
 }
 
 #[test]
+fn with_syncs_kept_by_mount_sync_runs_as_made() {
+    let kept = program(false, false).unwrap();
+    let run = |nr: i64| run_with(&kept, native(), nr as u32, [0; 6]);
+    assert_eq!(run(libc::SYS_sync), ALLOW);
+    for &nr in NOTIFIED.iter().chain(FSYNCS) {
+        assert_eq!(run(nr), RET_NOTIFY, "nr {nr}");
+    }
+}
+
+#[test]
 fn the_fast_filter_answers_fsync_and_fdatasync_itself() {
-    let fast = program(true).unwrap();
+    let fast = program(true, true).unwrap();
     let run = |nr: i64| run_with(&fast, native(), nr as u32, [99, 0, 0, 0, 0, 0]);
     for &nr in FSYNCS {
         assert_eq!(run(nr), RET_ZERO, "nr {nr}");
@@ -92,7 +102,7 @@ fn everything_else_runs_unchanged() {
         assert_eq!(call(nr, [u64::MAX; 6]), ALLOW, "nr {nr}");
     }
     assert_eq!(
-        run_with(&program(false).unwrap(), 0x4000_0028, 82, [0; 6]),
+        run_with(&program(false, true).unwrap(), 0x4000_0028, 82, [0; 6]),
         ALLOW,
         "an unknown architecture"
     );
@@ -117,7 +127,7 @@ mod i386 {
 fn i386_syncs_go_to_the_supervisor_and_the_rest_to_the_kernel() {
     let i386_arch = ABIS.iter().find(|abi| abi.name == "i386").unwrap().arch;
     for fast in [false, true] {
-        let program = program(fast).unwrap();
+        let program = program(fast, true).unwrap();
         let run = |nr: u32| run_with(&program, i386_arch, nr, [99, 0, 0, 0, 0, 0]);
         for nr in [
             i386::FSYNC,
@@ -150,7 +160,7 @@ fn i386_syncs_go_to_the_supervisor_and_the_rest_to_the_kernel() {
 fn x32_calls_all_run_in_the_kernel_which_knows_if_x32_exists() {
     let x32 = super::super::filter::X32_SYSCALL_BIT as u32;
     for fast in [false, true] {
-        let program = program(fast).unwrap();
+        let program = program(fast, true).unwrap();
         let x32_abi = ABIS.iter().find(|abi| abi.name == "x32").unwrap();
         for &(name, nr) in x32_abi.calls {
             let got = run_with(&program, native(), nr as u32, [99, 0, 4, 0, 0, 0]);

@@ -1,0 +1,287 @@
+//! Keep by mount (`EATMYDATA_KEEP`, `EATMYDATA_ONLY`; `eatmydata --keep`,
+//! `--only`): which of this process's syncs are eaten, by the mount of the
+//! file, under the rule both products share (`durability::mount`).
+//!
+//! The paths of the two variables are resolved once, on the first sync
+//! the process makes, each to the mount that holds it (`statx(2)` with
+//! `STATX_MNT_ID`; the device where the kernel has no mount ids), into a
+//! fixed table: no allocation, no lock. The thread that learns it first
+//! keeps it for all; one that asks while another is still learning learns
+//! its own copy on its stack, once. The kept paths are kept too (4 KiB at
+//! most), so that `sync()` can become a `syncfs` of each kept mount.
+//!
+//! Per call, a file is placed by its descriptor (`statx` of it,
+//! `AT_EMPTY_PATH`), a mapping by the device `/proc/self/maps` names (no
+//! mount id there: every mount of that file system counts as the kept
+//! one), an open by its path before it is made (the path itself, or, for
+//! a file `O_CREAT` is about to make, its folder). Where the place cannot
+//! be told, the sync is kept. Off (no variable), one bit test.
+
+use core::cell::UnsafeCell;
+use core::ffi::{CStr, c_char, c_int, c_long};
+use core::sync::atomic::{AtomicU8, Ordering};
+
+use crate::durability::mount::{Mount, Scope, WholeSync};
+use crate::errno;
+use crate::kernel::{close_own, open_own, raw};
+use crate::maps::{self, Mapping};
+use crate::policy;
+use crate::protocol::{self, mount_path_ok, parse_paths};
+
+/// `STATX_MNT_ID` (Linux 5.8): `stx_mnt_id` is filled.
+const STATX_MNT_ID: u32 = 0x1000;
+
+/// The most bytes of kept paths kept for `sync()`, NULs included.
+const PATHS_MAX: usize = 4096;
+
+/// What was learned: the scope, and the kept paths, NUL after each.
+struct Learned {
+    scope: Scope,
+    paths: [u8; PATHS_MAX],
+    /// Whether every kept path fit in `paths`.
+    paths_whole: bool,
+}
+
+const NOTHING: Learned = Learned {
+    scope: Scope::ALL,
+    paths: [0; PATHS_MAX],
+    paths_whole: true,
+};
+
+/// The table, written once by the thread that moved [`STATE`] from
+/// `UNKNOWN` to `LEARNING`, read by all only after it is `READY`.
+struct Table(UnsafeCell<Learned>);
+
+// SAFETY: written by one thread before READY is stored (Release), read
+// only after READY is loaded (Acquire), never written again.
+unsafe impl Sync for Table {}
+
+static TABLE: Table = Table(UnsafeCell::new(NOTHING));
+
+const UNKNOWN: u8 = 0;
+const LEARNING: u8 = 1;
+const READY: u8 = 2;
+static STATE: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+/// `path` (with room for its NUL) as a C string in `buffer`.
+fn c_path<'a>(path: &[u8], buffer: &'a mut [u8; PATHS_MAX]) -> Option<&'a CStr> {
+    let end = buffer.get_mut(..path.len())?;
+    end.copy_from_slice(path);
+    *buffer.get_mut(path.len())? = 0;
+    CStr::from_bytes_with_nul(buffer.get(..=path.len())?).ok()
+}
+
+/// The mount of `path` under `dirfd`, with statx's `flags`; `None` where
+/// it cannot be told. errno is left as it was.
+fn statx_mount(dirfd: c_int, path: *const c_char, flags: c_int) -> Option<Mount> {
+    let saved = errno::get();
+    // SAFETY: statx is plain data, for which zero is a valid value.
+    let mut stat: libc::statx = unsafe { core::mem::zeroed() };
+    let args = [
+        dirfd.into(),
+        path as c_long,
+        flags.into(),
+        STATX_MNT_ID.into(),
+        &raw mut stat as c_long,
+        0,
+    ];
+    let done = raw(libc::SYS_statx, args) == 0;
+    errno::set(saved);
+    done.then(|| Mount {
+        id: (stat.stx_mask & STATX_MNT_ID != 0).then_some(stat.stx_mnt_id),
+        dev: (stat.stx_dev_major, stat.stx_dev_minor),
+    })
+}
+
+/// The mount that holds `entry`, a path of one of the variables.
+fn mount_of_entry(entry: &[u8], buffer: &mut [u8; PATHS_MAX]) -> Option<Mount> {
+    if !mount_path_ok(entry) {
+        return None;
+    }
+    let path = c_path(entry, buffer)?;
+    statx_mount(libc::AT_FDCWD, path.as_ptr(), 0)
+}
+
+/// Learns the scope from the variables into `into`.
+fn learn(into: &mut Learned) {
+    let mut buffer = [0u8; PATHS_MAX];
+    let mut used = 0;
+    if let Some(value) = policy::variable(protocol::KEEP) {
+        for entry in parse_paths(value.to_bytes()) {
+            let mount = mount_of_entry(entry, &mut buffer);
+            into.scope.keep(mount);
+            if mount.is_none() {
+                continue;
+            }
+            match into.paths.get_mut(used..used + entry.len() + 1) {
+                Some(slot) => {
+                    if let Some(room) = slot.get_mut(..entry.len()) {
+                        room.copy_from_slice(entry);
+                    }
+                    used += entry.len() + 1;
+                }
+                None => into.paths_whole = false,
+            }
+        }
+    }
+    let only = policy::variable(protocol::ONLY).filter(|value| !value.is_empty());
+    if let Some(value) = only {
+        for entry in parse_paths(value.to_bytes()) {
+            into.scope.only(mount_of_entry(entry, &mut buffer));
+        }
+        // Set, even to nothing but colons: eat on no mount.
+        into.scope.only(None);
+    }
+}
+
+/// Calls `f` with what this process learned, learning it first if need be.
+fn with_learned<R>(f: impl FnOnce(&Learned) -> R) -> R {
+    match STATE.compare_exchange(UNKNOWN, LEARNING, Ordering::Acquire, Ordering::Acquire) {
+        Ok(_) => {
+            // SAFETY: this thread alone moved UNKNOWN to LEARNING, and
+            // nobody reads the table before READY.
+            learn(unsafe { &mut *TABLE.0.get() });
+            STATE.store(READY, Ordering::Release);
+        }
+        Err(READY) => {}
+        Err(_) => {
+            // Another thread is learning: learn a copy of our own.
+            let mut own = NOTHING;
+            learn(&mut own);
+            return f(&own);
+        }
+    }
+    // SAFETY: READY: written once, before, and never again.
+    f(unsafe { &*TABLE.0.get() })
+}
+
+/// Learns the scope now, for the constructor: the paths are resolved as
+/// the process starts, before it can change its environment or folder.
+pub fn warm_up() {
+    if policy::switches().scoped() {
+        with_learned(|_| ());
+    }
+}
+
+/// Whether a sync on `fd`'s file is eaten: always when no variable scopes
+/// the eating, else by the rule.
+#[inline(always)]
+pub fn eats_fd(fd: c_int) -> bool {
+    !policy::switches().scoped() || scoped_eats_fd(fd)
+}
+
+#[cold]
+#[inline(never)]
+fn scoped_eats_fd(fd: c_int) -> bool {
+    let at = statx_mount(fd, c"".as_ptr(), libc::AT_EMPTY_PATH);
+    with_learned(|learned| learned.scope.eats(at))
+}
+
+/// Whether an `MS_SYNC` of `length` bytes at `address` is eaten: by the
+/// device of the mapped file. Memory of no file has nothing to flush.
+pub fn eats_mapping(address: usize, length: usize) -> bool {
+    if !policy::switches().scoped() {
+        return true;
+    }
+    let saved = errno::get();
+    let at = match maps::of(address) {
+        Some((Mapping::File(major, minor), end))
+            if (address as u64).saturating_add(length as u64) <= end =>
+        {
+            Some(Mount {
+                id: None,
+                dev: (major, minor),
+            })
+        }
+        Some((Mapping::Anonymous, _)) => return true,
+        _ => None,
+    };
+    errno::set(saved);
+    with_learned(|learned| learned.scope.eats(at))
+}
+
+/// Whether an open of `path` under `dirfd` with `flags` loses its sync
+/// flags: by the mount of the file it opens, told before the open. The
+/// path is asked as the open will follow it (not its last link with
+/// `O_NOFOLLOW`); when it is not there and `O_CREAT` will make it, its
+/// folder is asked. The file that a link left dangling makes is placed
+/// by the link's folder; a path that changes between the two calls is
+/// placed as it was.
+pub fn eats_path(dirfd: c_int, path: *const c_char, flags: c_int) -> bool {
+    if !policy::switches().scoped() {
+        return true;
+    }
+    let at = open_mount(dirfd, path, flags);
+    with_learned(|learned| learned.scope.eats(at))
+}
+
+#[cold]
+#[inline(never)]
+fn open_mount(dirfd: c_int, path: *const c_char, flags: c_int) -> Option<Mount> {
+    if path.is_null() {
+        return None;
+    }
+    let follow = if flags & libc::O_NOFOLLOW != 0 {
+        libc::AT_SYMLINK_NOFOLLOW
+    } else {
+        0
+    };
+    let saved = errno::get();
+    let found = raw(
+        libc::SYS_statx,
+        [dirfd.into(), path as c_long, follow.into(), 0, 0, 0],
+    );
+    let missing = found != 0 && errno::get() == libc::ENOENT;
+    errno::set(saved);
+    if !missing || flags & libc::O_CREAT == 0 {
+        return statx_mount(dirfd, path, follow);
+    }
+    // The kernel read the whole path (ENOENT, not EFAULT): it is a C
+    // string in readable memory.
+    // SAFETY: as said; it is not kept past this call.
+    let path = unsafe { CStr::from_ptr(path) }.to_bytes();
+    match path.iter().rposition(|&byte| byte == b'/') {
+        None => statx_mount(dirfd, c"".as_ptr(), libc::AT_EMPTY_PATH),
+        Some(0) => statx_mount(dirfd, c"/".as_ptr(), 0),
+        Some(at) => {
+            let mut buffer = [0u8; PATHS_MAX];
+            let folder = c_path(path.get(..at)?, &mut buffer)?;
+            statx_mount(dirfd, folder.as_ptr(), 0)
+        }
+    }
+}
+
+/// `sync(2)` under the scope: what it becomes, done here unless it is the
+/// real one or nothing (returned for the caller to do).
+pub fn whole_sync() -> WholeSync {
+    if !policy::switches().scoped() {
+        return WholeSync::Eat;
+    }
+    with_learned(|learned| match learned.scope.whole_sync() {
+        WholeSync::KeptOnly if learned.paths_whole && sync_kept(&learned.paths) => {
+            WholeSync::KeptOnly
+        }
+        WholeSync::KeptOnly => WholeSync::Real,
+        other => other,
+    })
+}
+
+/// `syncfs` of the file system of each kept path; false when one could
+/// not be opened (it is gone), for the caller to make the real `sync`.
+fn sync_kept(paths: &[u8; PATHS_MAX]) -> bool {
+    let saved = errno::get();
+    let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY;
+    let mut all = true;
+    for path in paths.split(|&byte| byte == 0).filter(|p| !p.is_empty()) {
+        let mut buffer = [0u8; PATHS_MAX];
+        match c_path(path, &mut buffer).and_then(|path| open_own(path, flags)) {
+            Some(fd) => {
+                raw(libc::SYS_syncfs, [fd, 0, 0, 0, 0, 0]);
+                close_own(fd);
+            }
+            None => all = false,
+        }
+    }
+    errno::set(saved);
+    all
+}

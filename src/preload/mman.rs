@@ -5,8 +5,8 @@
 
 use core::ffi::{c_int, c_void};
 
-use crate::{keep, policy};
 use crate::report::{self, Skip};
+use crate::{keep, policy};
 
 /// `flags` with `MS_SYNC` turned into `MS_ASYNC`; a request with both, which
 /// the kernel refuses, is left for the kernel to refuse.

@@ -65,7 +65,11 @@ fn kept(open: Open, dirfd: c_int, path: *const c_char) -> u64 {
         // Both fit in 32 bits: an open with flags above them is refused.
         let (asked, given) = (asked as c_int, given as c_int);
         let sync_dropped = dropped & durability::OPEN_SYNC != 0;
-        let without = if sync_dropped { without_sync(asked) } else { asked };
+        let without = if sync_dropped {
+            without_sync(asked)
+        } else {
+            asked
+        };
         counted(Skip::SyncOpen, asked, without);
         counted(Skip::Direct, without, given);
     }

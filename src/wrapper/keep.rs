@@ -105,7 +105,10 @@ mod tests {
         assert!(found[1].is_absolute());
         let missing = resolve("--keep", &["/no/such/place".into()]).unwrap_err();
         assert_eq!(missing.exit_code(), 2);
-        assert!(missing.to_string().contains("--keep /no/such/place"), "{missing}");
+        assert!(
+            missing.to_string().contains("--keep /no/such/place"),
+            "{missing}"
+        );
         let dir = std::env::temp_dir().join(format!("keep:{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let colon = resolve("--only", &[dir.clone().into()]);

@@ -414,7 +414,11 @@ mod tests {
             found.inherited_only = Some("/a".into());
         });
         assert_eq!(plan.env[1], (protocol::KEEP, "/srv:/b".into()));
-        assert_eq!(plan.env.len(), 2, "the inherited EATMYDATA_ONLY is passed on as it is");
+        assert_eq!(
+            plan.env.len(),
+            2,
+            "the inherited EATMYDATA_ONLY is passed on as it is"
+        );
         assert_eq!(plan.kept.only, Some("/a".into()));
         let by_mount = Seccomp::Supervised {
             keep_direct: false,
@@ -472,7 +476,10 @@ mod tests {
             found.proc_mounted = false;
         });
         assert_eq!((bare.seccomp, bare.role), (Seccomp::Off, Role::InPlace));
-        assert!(bare.notices.contains(&decide::NO_PROC_BY_MOUNT_NOTICE.to_owned()));
+        assert!(
+            bare.notices
+                .contains(&decide::NO_PROC_BY_MOUNT_NOTICE.to_owned())
+        );
     }
 
     #[test]

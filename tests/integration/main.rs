@@ -14,6 +14,7 @@ mod documentation; // the README and docs/: short, summarised, and no link to no
 mod durability; // nothing lost on a clean shutdown: SQLite, PostgreSQL, MariaDB
 mod field; // what breaks preload libraries: constructors, threads, fork, cancellation
 mod foreign; // 32-bit programs, and musl ones with a library musl cannot load
+mod keep; // --keep and --only: syncs kept on the named mounts, eaten on the others
 mod kubernetes; // contrib/kubernetes/ valid against the API schemas, offline; the DaemonSet runs what the tests ran
 mod lookup; // next definitions found, and missing ones failing the call
 mod loopfs; // file systems of a test's own on loop devices, and their flush counters

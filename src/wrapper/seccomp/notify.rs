@@ -25,8 +25,8 @@ use super::call::{Answer, Call};
 use super::caller::Caller;
 use super::filter::{self, NoNewPrivs};
 use super::mountinfo::Mounts;
-use crate::durability::mount::Scope;
 use super::{compat, openat2, rules, sync, uring};
+use crate::durability::mount::Scope;
 
 /// `SECCOMP_FILTER_FLAG_NEW_LISTENER` and `..._WAIT_KILLABLE_RECV`.
 const NEW_LISTENER: libc::c_ulong = 1 << 3;

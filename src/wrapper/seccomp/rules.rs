@@ -195,7 +195,10 @@ fn foreign_part(abi: &Abi, msync: Label, answer_sync: bool) -> Vec<Op> {
         calls.map(move |&(_, nr)| jeq(nr as u32, to))
     };
     let mut ops = vec![load(NR_OFFSET)];
-    ops.extend(named(FOREIGN_ANSWERED, if answer_sync { ZERO } else { ALLOW }));
+    ops.extend(named(
+        FOREIGN_ANSWERED,
+        if answer_sync { ZERO } else { ALLOW },
+    ));
     ops.extend(named(FOREIGN_NOTIFIED, NOTIFY));
     ops.extend(named(&[FOREIGN_MSYNC], msync));
     ops.push(ret(RET_ALLOW));

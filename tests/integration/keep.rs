@@ -1,0 +1,165 @@
+//! `eatmydata --keep PATH` and `--only PATH`: the syncs on the mounts that
+//! hold the paths reach the disk, the others are eaten (or the reverse),
+//! for a dynamic program (the library) and a static one (the supervisor).
+//!
+//! Two file systems of the test's own, `/a` and `/b`, each on a loop
+//! device whose flush counter is read before and after each run. Every
+//! run is judged against two controls, the same probe without eatmydata:
+//! one that syncs (a plain run: what keeping must reach) and one that
+//! writes the same bytes without syncing (the file systems' own flushes,
+//! which eating cannot take away). Eaten: at most 5% of the plain run's
+//! flushes above the no-sync control; kept: at least 95%.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::{Run, command, probe};
+use crate::loopfs::LoopFs;
+
+/// Syncs each probe run makes on each file system.
+const COUNT: &str = "100";
+
+/// The two file systems, and a run counter for fresh file names.
+struct Two {
+    a: LoopFs,
+    b: LoopFs,
+    runs: std::cell::Cell<u32>,
+}
+
+impl Two {
+    fn new(label: &str) -> Two {
+        Two {
+            a: LoopFs::new(&format!("{label}-a"), 16),
+            b: LoopFs::new(&format!("{label}-b"), 16),
+            runs: std::cell::Cell::new(0),
+        }
+    }
+
+    /// The flushes on `/a` and `/b` while `probe MODE COUNT A B` runs
+    /// under `prefix` (none: without eatmydata), which must succeed.
+    fn flushes(&self, prefix: &[&str], probe: &Path, mode: &str) -> (u64, u64) {
+        let run = self.runs.get() + 1;
+        self.runs.set(run);
+        let files = [
+            self.a.join(format!("f{run}")),
+            self.b.join(format!("f{run}")),
+        ];
+        for fs in [&self.a, &self.b] {
+            let synced = Command::new("sync").arg("-f").arg(fs.path()).status();
+            assert!(synced.expect("run sync").success());
+        }
+        let before = (self.a.flushes(), self.b.flushes());
+        let outcome = match prefix.split_first() {
+            None => Run::new(probe).preload(false),
+            Some((_, options)) => Run::new(command()).args(options).arg(probe),
+        }
+        .args([mode, COUNT])
+        .args(&files)
+        .run();
+        assert!(
+            outcome.output.status.success(),
+            "{prefix:?} {mode}: {}{}",
+            outcome.stdout(),
+            outcome.stderr()
+        );
+        (self.a.flushes() - before.0, self.b.flushes() - before.1)
+    }
+
+    /// The three runs of `mode` (`eatmydata OPTIONS probe`, a plain run, a
+    /// run without syncs) and the verdict: `eaten_a` says which of `/a`
+    /// and `/b` is eaten under `options` (the other is kept).
+    fn judge(&self, probe: &Path, mode: &str, options: &[&str], eaten_a: bool) {
+        let plain = self.flushes(&[], probe, mode);
+        let quiet = self.flushes(&[], probe, "none");
+        let mut prefix = vec!["eatmydata"];
+        prefix.extend(options);
+        let under = self.flushes(&prefix, probe, mode);
+        let what =
+            format!("{options:?} {mode}: plain {plain:?}, no sync {quiet:?}, under {under:?}");
+        let pairs = [(plain.0, quiet.0, under.0), (plain.1, quiet.1, under.1)];
+        for (at, (plain, quiet, under)) in pairs.into_iter().enumerate() {
+            let syncs = plain.saturating_sub(quiet);
+            assert!(syncs >= 100, "{what}: the control did not flush for real");
+            let made = under.saturating_sub(quiet);
+            if (at == 0) == eaten_a {
+                assert!(
+                    made * 20 <= syncs,
+                    "{what}: more than 5% reached the eaten disk"
+                );
+            } else {
+                assert!(
+                    made * 100 >= syncs * 95,
+                    "{what}: less than 95% on the kept disk"
+                );
+            }
+        }
+    }
+
+    fn path(&self, which: char) -> String {
+        let fs = if which == 'a' { &self.a } else { &self.b };
+        fs.path().to_str().expect("a UTF-8 path").to_owned()
+    }
+}
+
+fn dynamic_probe() -> PathBuf {
+    probe("keep_mounts", &[])
+}
+
+fn static_probe() -> PathBuf {
+    probe("keep_mounts", &["-static"])
+}
+
+#[test]
+fn keep_keeps_fsyncs_on_its_mount_and_eats_the_others() {
+    let two = Two::new("keep-fsync");
+    let b = two.path('b');
+    two.judge(&dynamic_probe(), "fsync", &["--keep", &b], true);
+}
+
+#[test]
+fn keep_keeps_o_dsync_writes_and_rwf_dsync_on_its_mount() {
+    let two = Two::new("keep-dsync");
+    let b = two.path('b');
+    two.judge(&dynamic_probe(), "dsync", &["--keep", &b], true);
+    two.judge(&dynamic_probe(), "rwf", &["--keep", &b], true);
+}
+
+#[test]
+fn only_eats_on_its_mount_and_keeps_the_others() {
+    let two = Two::new("keep-only");
+    let a = two.path('a');
+    two.judge(&dynamic_probe(), "fsync", &["--only", &a], true);
+    two.judge(&dynamic_probe(), "dsync", &[&format!("--only={a}")], true);
+}
+
+#[test]
+fn a_static_program_keeps_by_mount_through_the_supervisor() {
+    let two = Two::new("keep-static");
+    let (a, b) = (two.path('a'), two.path('b'));
+    two.judge(&static_probe(), "fsync", &["--keep", &b], true);
+    two.judge(&static_probe(), "fsync", &["--only", &a], true);
+}
+
+#[test]
+fn a_path_that_is_not_there_is_bad_usage() {
+    let probe = dynamic_probe();
+    let run = Run::new(command())
+        .args(["--keep", "/no/such/place", "--"])
+        .arg(&probe)
+        .args(["none", "1", "/dev/null"])
+        .run();
+    assert_eq!(run.output.status.code(), Some(2));
+    assert!(
+        run.stderr()
+            .starts_with("eatmydata: --keep /no/such/place: No such file or directory"),
+        "{}",
+        run.stderr()
+    );
+    // The same, well formed, runs: the refusal was the path's.
+    let fine = Run::new(command())
+        .args(["--keep", "/", "--"])
+        .arg(&probe)
+        .args(["none", "1", "/dev/null"])
+        .run();
+    assert!(fine.output.status.success(), "{}", fine.stderr());
+}

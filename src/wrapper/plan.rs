@@ -454,6 +454,7 @@ mod tests {
             library: Located {
                 path: "/lib/eatmydata/libeatmydata.so".into(),
                 source: Source::Installed,
+                passed: Vec::new(),
             },
             program: "/usr/bin/prog".into(),
             kind: Kind::Static,

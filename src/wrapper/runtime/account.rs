@@ -103,6 +103,14 @@ pub fn at_create(spec: &mut Value, id: Option<&OsStr>, root: &Path) -> String {
     }
 }
 
+/// After a build step's barrier: its `flushes` go into container `id`'s
+/// record, when the container has a folder (else only the log says them).
+pub fn barrier(id: &OsStr, flushes: u64) {
+    if let Some(id) = id.to_str() {
+        let _ = container::add_barrier(&container::base(), id, flushes);
+    }
+}
+
 /// Whether container `id` has a report folder to fold at its `delete`.
 pub fn has_folder(id: &OsStr) -> bool {
     id.to_str()

@@ -18,6 +18,7 @@
 //! node's installation (`install/`).
 
 mod account;
+mod barrier;
 mod bundle;
 mod configure;
 mod edit;
@@ -230,9 +231,16 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
     *log = runtime_log;
     let (runtime, argv0) = real_runtime(named)?;
     match verb {
-        Verb::Create { bundle, config, id } => {
+        Verb::Create {
+            bundle,
+            config,
+            id,
+            waits,
+        } => {
             let path = bundle.join(config.unwrap_or_else(|| "config.json".into()));
             let mut account_said = String::new();
+            // A step that waits: what the barrier flushes once it ends.
+            let mut step = None;
             // No spec there: the real runtime's own error, not ours.
             if let Some(done) = edit(&path, |value| {
                 if let Some(why) = edit::off(value) {
@@ -247,12 +255,29 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
                 })?;
                 let state = state::root_of(&runtime, root.as_deref());
                 account_said = account::at_create(value, Some(&id), &state);
+                match barrier::step(value, &id, &bundle, waits) {
+                    Some(builder) if waits => {
+                        step = Some((builder, barrier::targets(value, &bundle)));
+                    }
+                    Some(builder) => barrier::mark(value, builder).map_err(|why| {
+                        Failure::File(Subject::Container, path.clone(), Problem::Edit(why))
+                    })?,
+                    None => {}
+                }
                 Ok(done)
             })? {
                 say(log, &id, &done.describe());
             }
             if !account_said.is_empty() {
                 say(log, &id, &account_said);
+            }
+            if let Some((builder, targets)) = step {
+                let code = barrier::wait_for(&runtime, &argv0, &args)
+                    .map_err(|e| Failure::Command(error::Error::CannotRun(argv0.clone(), e)))?;
+                let flushed = barrier::flush(&targets);
+                account::barrier(&id, flushed.flushed);
+                say(log, &id, &flushed.describe(builder.name()));
+                std::process::exit(code);
             }
         }
         Verb::Exec {
@@ -290,18 +315,21 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
                 say(log, &id, &done.describe());
             }
         }
-        Verb::Delete { id } if account::has_folder(&id) => {
-            let (code, said) = account::delete(&runtime, &args, &id).map_err(|e| {
-                Failure::Command(error::Error::CannotRun(runtime.clone().into_os_string(), e))
-            })?;
-            say(log, &id, &said);
-            std::process::exit(code);
+        Verb::Delete { id } => {
+            flush_marked(&runtime, root.as_deref(), &id, log);
+            if account::has_folder(&id) {
+                let (code, said) = account::delete(&runtime, &args, &id).map_err(|e| {
+                    Failure::Command(error::Error::CannotRun(runtime.clone().into_os_string(), e))
+                })?;
+                say(log, &id, &said);
+                std::process::exit(code);
+            }
         }
         Verb::Unknown { option } => {
             let message = format!("option {option} unknown to eatmydata: handed on untouched");
             say(log, OsStr::new(""), &message);
         }
-        Verb::Delete { .. } | Verb::Exec { process: None, .. } | Verb::Other => {}
+        Verb::Exec { process: None, .. } | Verb::Other => {}
     }
     Err(Failure::Command(exec::replace_process(
         &runtime,
@@ -309,6 +337,18 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
         &args,
         &[],
     )))
+}
+
+/// At `delete`, before the real one: the barrier of a step whose create
+/// marked it (`barrier.rs`), while its rootfs is still there.
+fn flush_marked(runtime: &Path, root: Option<&Path>, id: &OsStr, log: &verbs::Log) {
+    let container = state::container(runtime, root, id);
+    if let Some((bundle, spec)) = container.filter(|(_, spec)| barrier::marked(spec)) {
+        let flushed = barrier::flush(&barrier::targets(&spec, &bundle));
+        account::barrier(id, flushed.flushed);
+        let builder = spec["annotations"][barrier::ANNOTATION].as_str();
+        say(log, id, &flushed.describe(builder.unwrap_or_default()));
+    }
 }
 
 /// Reads the spec at `path`, edits it with `change`, and writes it back if

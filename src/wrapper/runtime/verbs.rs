@@ -125,11 +125,14 @@ impl ProcessFile {
 #[derive(Debug, PartialEq)]
 pub enum Verb {
     /// `create` or `run`: the bundle (`--bundle`, default the current
-    /// folder), crun's `--config` file if given, and the container's id.
+    /// folder), crun's `--config` file if given, and the container's id;
+    /// `waits` for a `run` without `--detach`, which lasts as long as the
+    /// container's process (BuildKit's steps: go-runc's `Run`).
     Create {
         bundle: PathBuf,
         config: Option<PathBuf>,
         id: OsString,
+        waits: bool,
     },
     /// `exec`: the `--process` file, if the process is given by one.
     Exec {
@@ -248,7 +251,8 @@ pub fn parse(args: &[OsString]) -> Line {
     });
     let verb = match walk {
         Walk::At(at) => match args.get(at).map(|v| v.as_bytes()) {
-            Some(b"create" | b"run") => create(args, at + 1),
+            Some(b"create") => create(args, at + 1, false),
+            Some(b"run") => create(args, at + 1, true),
             Some(b"exec") => exec(args, at + 1),
             Some(b"delete") => delete(args, at + 1),
             _ => Verb::Other,
@@ -268,11 +272,13 @@ fn id(args: &[OsString], walk: Walk) -> Result<OsString, Verb> {
     }
 }
 
-fn create(args: &[OsString], start: usize) -> Verb {
-    let (mut bundle, mut config) = (None, None);
+/// `create`, or `run` (`run`: whether it waits, without `--detach`).
+fn create(args: &[OsString], start: usize, run: bool) -> Verb {
+    let (mut bundle, mut config, mut detach) = (None, None, false);
     let walk = options(args, start, &CREATE, |seen| match (seen.name, seen.value) {
         (b"bundle" | b"b", Some(v)) => bundle = Some(PathBuf::from(v)),
         (b"config" | b"f", Some(v)) => config = Some(PathBuf::from(v)),
+        (b"detach" | b"d", value) => detach = value.is_none_or(|v| v.as_bytes() != b"false"),
         _ => {}
     });
     match id(args, walk) {
@@ -280,6 +286,7 @@ fn create(args: &[OsString], start: usize) -> Verb {
             bundle: bundle.unwrap_or_else(|| PathBuf::from(".")),
             config,
             id,
+            waits: run && !detach,
         },
         Err(verb) => verb,
     }

@@ -20,7 +20,7 @@ use super::daemon::{Dockerd, RunDir};
 use super::engine::{register_as, runtime};
 
 /// What the trixie root holds besides minbase (its cache's name lists them).
-const PACKAGES: &str = "containerd,docker-buildx,docker-cli,docker.io,runc";
+const PACKAGES: &str = "containerd,docker-buildx,docker-cli,docker.io,runc,strace";
 
 /// Binds the root onto itself (runc's pivot_root needs a mount point),
 /// the host's /proc, /sys and /dev into it, a tmpfs on its /run and the
@@ -65,6 +65,9 @@ pub enum Runtime {
     /// `default-runtime` in daemon.json, and `DOCKER_BUILDKIT_RUNC_COMMAND`
     /// in dockerd's environment (the systemd drop-in's line).
     Default,
+    /// The same, BuildKit's runtime run under `strace -ttt -e
+    /// trace=syncfs,wait4`, each call's trace in [`Docker26::traces`].
+    Traced,
 }
 
 /// A Docker 26 dockerd of the test's own; stopped when dropped.
@@ -96,8 +99,11 @@ impl Docker26 {
             .arg(root)
             .arg(dir.path())
             .arg("dockerd");
-        if runtime == Runtime::Default {
-            let (name, value) = register_default(root, &dir, &config, &ours);
+        if runtime != Runtime::Plain {
+            let (name, mut value) = register_default(root, &dir, &config, &ours);
+            if runtime == Runtime::Traced {
+                value = traced(&dir, &value);
+            }
             dockerd.env(name, value);
         }
         let client = dir.join("client/cli-plugins");
@@ -116,6 +122,11 @@ impl Docker26 {
             None,
         );
         Docker26 { dockerd, dir }
+    }
+
+    /// Where a [`Runtime::Traced`] daemon's traces are: `trace.PID`.
+    pub fn traces(&self) -> PathBuf {
+        self.dir.join("traces")
     }
 
     /// `docker` on this daemon, with BuildKit's plugin.
@@ -182,6 +193,22 @@ fn register_default(root: &Path, dir: &RunDir, config: &Path, ours: &Path) -> (S
         .unwrap_or_else(|| panic!("no Environment= in the drop-in:\n{text}"));
     let (name, value) = line.split_once('=').unwrap();
     (name.to_owned(), value.to_owned())
+}
+
+/// A program in `dir` that runs `runtime` under the trixie root's strace,
+/// its traces in `dir/traces`; its path.
+fn traced(dir: &RunDir, runtime: &str) -> String {
+    let traces = dir.join("traces");
+    fs::create_dir_all(&traces).expect("make the traces' folder");
+    let wrapper = dir.join("traced-runtime");
+    let script = format!(
+        "#!/bin/sh\nexec strace -ttt -e trace=syncfs,wait4 -o {}/trace.$$ {runtime} \"$@\"\n",
+        traces.display()
+    );
+    fs::write(&wrapper, script).expect("write the traced runtime");
+    let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    fs::set_permissions(&wrapper, mode).expect("make it runnable");
+    wrapper.display().to_string()
 }
 
 /// Binds `from` at `to` (made), read-only if asked; `RunDir` undoes it.

@@ -46,6 +46,11 @@ pub fn base() -> PathBuf {
 /// The report file's name in a folder.
 pub const REPORT: &str = "report";
 const META: &str = "container.json";
+/// The runtime's own file of a container's build-step barriers: one line
+/// of flushes per barrier. Never bound into the container.
+const BARRIER: &str = "barrier";
+/// The most bytes of it read.
+const BARRIER_MAX: u64 = 16 * 1024;
 /// The size of each container's tmpfs.
 pub const SIZE: &str = "256k";
 /// The most bytes of a report file read.
@@ -204,6 +209,31 @@ pub fn make(base: &Path, meta: &Meta) -> io::Result<PathBuf> {
     Ok(folder.join(REPORT))
 }
 
+/// Adds a barrier's `flushes` to container `id`'s folder under `base`, if
+/// it has one (a container of ours, not folded yet).
+pub fn add_barrier(base: &Path, id: &str, flushes: u64) -> io::Result<()> {
+    if !valid_id(id) {
+        return Ok(());
+    }
+    let folder = base.join(id);
+    if fs::symlink_metadata(folder.join(META)).is_err() {
+        return Ok(());
+    }
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND;
+    let mut file = open_in(&folder, BARRIER, flags)?;
+    file.write_all(format!("{flushes}\n").as_bytes())
+}
+
+/// The flushes of the barrier file's whole lines.
+fn barriers(bytes: &[u8]) -> u64 {
+    let text = String::from_utf8_lossy(bytes);
+    let whole = text.rsplit_once('\n').map_or("", |(whole, _)| whole);
+    whole
+        .lines()
+        .filter_map(|line| line.parse::<u64>().ok())
+        .fold(0, u64::saturating_add)
+}
+
 /// Unmounts a container's tmpfs and removes its folder.
 fn remove(folder: &Path) {
     if let Ok(target) = c_path(folder) {
@@ -258,7 +288,11 @@ pub fn fold(base: &Path, id: &str) -> io::Result<Option<Record>> {
         Err(_) => Vec::new(),
     };
     let host = mounts::parse(&fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
-    let record = record_of(&meta, &report, time::now(), &host);
+    let mut record = record_of(&meta, &report, time::now(), &host);
+    record.barrier = match open_in(&folder, BARRIER, libc::O_RDONLY) {
+        Ok(file) => barriers(&read_bounded(file, BARRIER_MAX).unwrap_or_default()),
+        Err(_) => 0,
+    };
     let appended = book.append(&lock, &record);
     remove(&folder);
     appended.map(|()| Some(record))
@@ -315,6 +349,7 @@ pub fn record_of(meta: &Meta, report: &[u8], ended: i64, host: &[mounts::Mount])
         flushes,
         flushes_unnamed: unnamed,
         unreadable,
+        barrier: 0,
     }
 }
 

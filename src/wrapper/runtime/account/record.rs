@@ -7,7 +7,8 @@
 //! ```text
 //! {"v":1,"id":"4f3c…","name":"db","image":"postgres:16","ended":"2026-12-02T10:00:00Z",
 //!  "processes":3,"skips":{"fsync":120,"sync":0,…},"flushes":[{"device":"7:3",
-//!  "count":120,"on":"/mnt (ext4 on loop3)"}],"flushes_unnamed":0,"unreadable":0}
+//!  "count":120,"on":"/mnt (ext4 on loop3)"}],"flushes_unnamed":0,"unreadable":0,
+//!  "barrier":1}
 //! ```
 
 use serde_json::{Map, Value, json};
@@ -53,6 +54,10 @@ pub struct Record {
     pub flushes_unnamed: u64,
     /// Lines of the container's report file that were not report lines.
     pub unreadable: u64,
+    /// The flushes the runtime made itself: one `syncfs` per file system
+    /// at the end of a build step (`runtime/barrier.rs`). A record
+    /// without the field (an older runtime's) made none.
+    pub barrier: u64,
 }
 
 /// `text` cut to [`TEXT_MAX`] bytes at a character's boundary, control
@@ -99,6 +104,7 @@ impl Record {
             "flushes": flushes,
             "flushes_unnamed": self.flushes_unnamed,
             "unreadable": self.unreadable,
+            "barrier": self.barrier,
         });
         let mut line = value.to_string();
         line.push('\n');
@@ -153,6 +159,10 @@ impl Record {
             flushes,
             flushes_unnamed: number("flushes_unnamed")?,
             unreadable: number("unreadable")?,
+            barrier: match object.get("barrier") {
+                Some(value) => value.as_u64()?,
+                None => 0,
+            },
         })
     }
 
@@ -185,6 +195,7 @@ pub mod tests {
             }],
             flushes_unnamed: 1,
             unreadable: 0,
+            barrier: 2,
         }
     }
 
@@ -224,6 +235,9 @@ pub mod tests {
             "a newer kind"
         );
         assert!(with(r#""v":1"#, r#""v":1,"newer":true"#).is_some());
+        // An older runtime's record has no barrier: none was made.
+        assert_eq!(with(r#","barrier":2"#, "").map(|r| r.barrier), Some(0));
+        assert!(with(r#""barrier":2"#, r#""barrier":"2""#).is_none());
         let long = "x".repeat(TEXT_MAX + 1);
         assert!(with(r#""name":"db""#, &format!(r#""name":"{long}""#)).is_none());
         assert_eq!(Record::parse("[]"), None);

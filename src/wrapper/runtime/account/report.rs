@@ -101,6 +101,8 @@ struct Sum {
     unnamed: u64,
     /// Lines of containers' report files that were not report lines.
     unreadable: u64,
+    /// Flushes of the build-step barriers (`runtime/barrier.rs`).
+    barrier: u64,
 }
 
 fn sum(records: &[Record]) -> Sum {
@@ -121,6 +123,7 @@ fn sum(records: &[Record]) -> Sum {
         }
         sum.unnamed = sum.unnamed.saturating_add(record.flushes_unnamed);
         sum.unreadable = sum.unreadable.saturating_add(record.unreadable);
+        sum.barrier = sum.barrier.saturating_add(record.barrier);
     }
     sum
 }
@@ -212,6 +215,13 @@ fn text(sum: &Sum, timed: &[Timed], since: Option<i64>, folder: &Path, torn: u64
         .map(|((_, _, heading), count)| format!("{heading} {count}"))
         .collect();
     let _ = writeln!(out, "  skips by kind      {}", kinds.join(", "));
+    if sum.barrier > 0 {
+        let _ = writeln!(
+            out,
+            "  flushes made       {} (build steps' barriers: one syncfs per file system a step wrote to)",
+            grouped(sum.barrier)
+        );
+    }
     let saved = saved(timed);
     let _ = writeln!(
         out,
@@ -358,6 +368,7 @@ fn json_of(
             "flushes_skipped": sum.flushes,
             "flushes_unnamed": sum.unnamed,
             "unreadable_report_lines": sum.unreadable,
+            "barrier_flushes": sum.barrier,
         },
         "estimate": {
             "saved_seconds": saved(timed).map(|d| d.as_secs_f64()),

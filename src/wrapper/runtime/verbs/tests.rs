@@ -10,6 +10,17 @@ fn create(bundle: &str, id: &str) -> Verb {
         bundle: bundle.into(),
         config: None,
         id: id.into(),
+        waits: false,
+    }
+}
+
+/// A `run` that waits for its container: BuildKit's steps.
+fn run(bundle: &str, id: &str) -> Verb {
+    Verb::Create {
+        bundle: bundle.into(),
+        config: None,
+        id: id.into(),
+        waits: true,
     }
 }
 
@@ -91,23 +102,28 @@ fn the_shims_lines() {
 fn buildkits_lines() {
     let globals = "--log /var/lib/buildkit/runc-overlayfs/executor/runc-log.json --log-format json";
     let keep = line(&format!("{globals} run --bundle /b --keep ID"));
-    assert_eq!(keep.verb, create("/b", "ID"));
+    assert_eq!(keep.verb, run("/b", "ID"));
     assert!(keep.log.json);
-    for flags in [
-        "--keep --no-pivot",
-        "--no-pivot --keep",
-        "-d --keep",
-        "--detach --no-subreaper --no-new-keyring",
-        "--keep=true -d=false",
+    for (flags, waits) in [
+        ("--keep --no-pivot", true),
+        ("--no-pivot --keep", true),
+        ("-d --keep", false),
+        ("--detach --no-subreaper --no-new-keyring", false),
+        ("--keep=true -d=false", true),
     ] {
+        let verb = if waits {
+            run("/b", "ID")
+        } else {
+            create("/b", "ID")
+        };
         assert_eq!(
             line(&format!("{globals} run --bundle /b {flags} ID")).verb,
-            create("/b", "ID"),
+            verb,
             "{flags}"
         );
         assert_eq!(
             line(&format!("{globals} run {flags} --bundle /b ID")).verb,
-            create("/b", "ID"),
+            verb,
             "{flags}"
         );
     }
@@ -150,25 +166,32 @@ fn podmans_lines() {
 
 #[test]
 fn run_and_defaults() {
-    assert_eq!(line("run ID").verb, create(".", "ID"));
+    assert_eq!(line("run ID").verb, run(".", "ID"));
     assert_eq!(
         line("--log /l run -d --bundle /b --keep --preserve-fds 3 ID").verb,
         create("/b", "ID")
     );
+    assert_eq!(line("run --detach --bundle /b ID").verb, create("/b", "ID"));
+    // BuildKit's runc executor (Docker 26), as recorded.
+    assert_eq!(
+        line("--log /d/executor/runc-log.json --log-format json run --bundle /d/executor/w4 --keep w4").verb,
+        run("/d/executor/w4", "w4")
+    );
     // runc's flag library takes one dash too.
     assert_eq!(line("-root /r run -bundle /b ID").root, Some("/r".into()));
-    assert_eq!(line("-root /r run -bundle /b ID").verb, create("/b", "ID"));
+    assert_eq!(line("-root /r run -bundle /b ID").verb, run("/b", "ID"));
     assert_eq!(
         line("create --config /c.json --bundle /b ID").verb,
         Verb::Create {
             bundle: "/b".into(),
             config: Some("/c.json".into()),
-            id: "ID".into()
+            id: "ID".into(),
+            waits: false,
         }
     );
     assert!(!line("--log-format text run ID").log.json);
     // After `--`, the id.
-    assert_eq!(line("run --bundle /b -- ID").verb, create("/b", "ID"));
+    assert_eq!(line("run --bundle /b -- ID").verb, run("/b", "ID"));
 }
 
 #[test]

@@ -12,7 +12,12 @@ fn main() {
     // without the feature.
     #[cfg(feature = "command")]
     embed::library();
-    shim();
+    // The library is a glibc one on every target (`build/embed.rs`): a
+    // musl build is of the command alone, which links no hook, and
+    // musl's headers lack the glibc names the shim defines.
+    if std::env::var("CARGO_CFG_TARGET_ENV").as_deref() != Ok("musl") {
+        shim();
+    }
 }
 
 fn shim() {

@@ -57,12 +57,18 @@ use seccomp::{decide, filter};
 /// The C entry point, called by libc with the signal dispositions intact.
 #[cfg(not(test))]
 #[unsafe(no_mangle)]
-extern "C" fn main(
-    _argc: std::ffi::c_int,
-    _argv: *const *const std::ffi::c_char,
-) -> std::ffi::c_int {
-    // std reads the arguments on its own (glibc passes them to .init_array).
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
+    // Read here rather than through std::env::args_os(), which under
+    // no_main is filled only where libc passes them to .init_array (glibc,
+    // not musl, whose static build is the released file).
+    let argv: Vec<std::ffi::OsString> = (0..usize::try_from(argc).unwrap_or(0))
+        .map(|i| {
+            use std::os::unix::ffi::OsStrExt;
+            // SAFETY: libc hands main argc valid, NUL-terminated strings.
+            let arg = unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) };
+            std::ffi::OsStr::from_bytes(arg.to_bytes()).to_owned()
+        })
+        .collect();
     if argv.first().is_some_and(|a| runtime::is_its_name(a)) {
         return runtime::main(argv);
     }

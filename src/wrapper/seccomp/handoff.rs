@@ -153,7 +153,8 @@ impl Message {
         message.header.msg_iov = &mut message.iov;
         message.header.msg_iovlen = 1;
         message.header.msg_control = (&mut message.control as *mut Control).cast();
-        message.header.msg_controllen = size_of::<Control>();
+        // `as _`: socklen_t on musl, size_t on glibc.
+        message.header.msg_controllen = size_of::<Control>() as _;
         message
     }
 }
@@ -161,14 +162,14 @@ impl Message {
 fn send_fd(socket: RawFd, fd: RawFd) -> io::Result<()> {
     let mut message = Message::new();
     // SAFETY: CMSG_SPACE only computes a size.
-    message.header.msg_controllen = unsafe { libc::CMSG_SPACE(size_of::<RawFd>() as u32) } as usize;
+    message.header.msg_controllen = unsafe { libc::CMSG_SPACE(size_of::<RawFd>() as u32) } as _;
     // SAFETY: the control buffer is large enough for one descriptor, and
     // the header pointers come from the macros over it.
     unsafe {
         let header = libc::CMSG_FIRSTHDR(&message.header);
         (*header).cmsg_level = libc::SOL_SOCKET;
         (*header).cmsg_type = libc::SCM_RIGHTS;
-        (*header).cmsg_len = libc::CMSG_LEN(size_of::<RawFd>() as u32) as usize;
+        (*header).cmsg_len = libc::CMSG_LEN(size_of::<RawFd>() as u32) as _;
         libc::CMSG_DATA(header).cast::<RawFd>().write_unaligned(fd);
     }
     // SAFETY: the header points at live buffers.

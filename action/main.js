@@ -1,39 +1,75 @@
-// The Action's main step: install the command, make it Docker's default
-// runtime (reloaded, nothing stopped), put dpkg under it, and keep what
-// the post step needs to tell the job's account.
+// The Action's main step: check every input and what it needs first (a
+// failure is one `::error::` line, and nothing changed); then install the
+// command (the release file of this action's ref, checked against the
+// hash in this tree; or `path`; or, with no release written here, built
+// by cargo), make it Docker's default runtime (reloaded, nothing
+// stopped), put dpkg under it, and keep what the post step needs to tell
+// the job's account and take it all back.
 'use strict';
 
+const fs = require('fs');
 const path = require('path');
-const { input, enabled, saveState, step, fail, here } = require('./common.js');
+const checks = require('./checks.js');
+const release = require('./release.js');
+const { Refused, fail, fingerprint, here, keepDir, saveState, step, succeeds } = require('./common.js');
 
-try {
-  const prefix = input('prefix', '/usr/local');
-  // Containers deleted from now on are this job's.
-  saveState('since', new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
-  saveState('prefix', prefix);
-  let file = input('path', '');
-  if (file === '') {
-    // As the runner's user, whose cargo it is; then installed as root.
-    file = step('build.sh', [path.dirname(here), process.env.RUNNER_TEMP || '/tmp'], true, true)
-      .trim()
-      .split('\n')
-      .pop();
+
+// The command to install: `path`, this ref's release, or cargo's build.
+async function command(given) {
+  if (given.path !== '') return path.resolve(given.path);
+  const written = release.written();
+  if (written) return release.download(written, given.releaseUrl, keepDir());
+  if (!succeeds('cargo', ['--version'])) {
+    throw new Refused(
+      "this action's ref has no release (no action/release/ in its tree) and this runner has no cargo " +
+        'to build one: use a released tag (uses: ...@vX.Y.Z), give a built command as `path`, or set up Rust first',
+    );
   }
-  step('install.sh', [prefix, path.resolve(file)]);
-  if (enabled('docker')) {
-    const running = step('docker.sh', [
-      prefix,
-      input('docker-config', '/etc/docker/daemon.json'),
-      input('docker-pidfile', ''),
-      input('builds', 'false'),
-      input('systemd-dir', ''),
-    ], true);
-    process.stdout.write(running);
-    const before = /^running before: (\d+)$/m.exec(running);
-    saveState('docker', 'true');
-    saveState('running_before', before ? before[1] : '0');
-  }
-  if (enabled('apt')) step('apt.sh', [prefix, '']);
-} catch (error) {
-  fail(error);
+  process.stdout.write('eatmydata: no release written for this ref: falling back to cargo install (minutes)\n');
+  const built = step('build.sh', [path.dirname(here), process.env.RUNNER_TEMP || '/tmp'], { capture: true, user: true });
+  return built.trim().split('\n').pop();
 }
+
+async function run() {
+  const started = process.hrtime.bigint();
+  try {
+    const given = checks.all();
+    const file = await command(given);
+    // Containers deleted from now on are this job's.
+    saveState('since', new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
+    saveState('prefix', given.prefix);
+    saveState('keep', String(given.keep));
+    step('install.sh', [given.prefix, file]);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    process.stdout.write(`eatmydata: the command installed ${seconds.toFixed(1)} s after the step started\n`);
+    if (given.docker) {
+      saveState('docker_config', given.dockerConfig);
+      saveState('docker_pidfile', given.dockerPidfile);
+      saveState('docker_before', fingerprint(given.dockerConfig));
+      saveState('builds', String(given.builds));
+      saveState('systemd_dir', given.systemdDir);
+      const said = step('docker.sh', [
+        'apply',
+        given.prefix,
+        given.dockerConfig,
+        given.dockerPidfile,
+        String(given.builds),
+        given.systemdDir,
+      ]);
+      const before = /^running before: (\d+)$/m.exec(said);
+      saveState('docker', 'true');
+      saveState('running_before', before ? before[1] : '0');
+    }
+    if (given.apt) {
+      saveState('apt', 'true');
+      step('apt.sh', [given.prefix, '']);
+    }
+  } catch (error) {
+    fail(error);
+  }
+}
+
+module.exports = { run };
+
+// Run by the runner (node action/main.js); @github/local-action calls run().
+if (require.main === module) run();

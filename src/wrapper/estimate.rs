@@ -1,12 +1,15 @@
 //! The end of `--report`: what the skipped flushes would have cost, on each
 //! file system where some were skipped, as an estimate. Once the command
-//! has ended, a few real flushes are timed there (`timing.rs`), and what one
-//! typically took, times the flushes skipped there, is the time saved:
+//! has ended, a few rounds of real flushes are timed there (`timing.rs`),
+//! and the middle half of what they took, times the flushes skipped there,
+//! is the time saved, said as a range:
 //!
 //! ```text
-//! eatmydata: skipped 7,478 flushes on /srv (ext4 on vda); a flush there takes about 1.3 ms now: about 9.7 s saved
+//! eatmydata: skipped 7,478 flushes on /srv (ext4 on vda); a flush there takes about 0.9 to 1.6 ms now: about 6.7 to 12 s saved
 //! ```
 //!
+//! A range, not a point: on a busy machine one flush takes ten times
+//! another a second later, and a point taken twice would say two things.
 //! A program's own flush carries what it wrote since its last one and its
 //! journal commit, more or less than the scratch file's page: the line
 //! says "about", and the note under it how the figure was made. Where no
@@ -14,6 +17,8 @@
 //! said without an estimate.
 
 mod timing;
+
+pub use timing::Spread;
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -26,21 +31,19 @@ use crate::report::Flushes;
 pub struct Timed {
     pub count: u64,
     place: Place,
-    flush: Result<Duration, timing::Untimed>,
+    flush: Result<Spread, timing::Untimed>,
 }
 
 impl Timed {
-    /// What one flush there takes now, when one could be timed.
-    pub fn flush(&self) -> Option<Duration> {
+    /// What flushes there take now, when they could be timed.
+    pub fn spread(&self) -> Option<Spread> {
         self.flush.as_ref().ok().copied()
     }
 
-    /// What the `count` flushes would have taken, when a flush was timed.
-    pub fn saved(&self) -> Option<Duration> {
-        self.flush
-            .as_ref()
-            .ok()
-            .map(|&flush| saved(flush, self.count))
+    /// What the `count` flushes would have taken, when flushes were
+    /// timed: the typical flush's, and the range.
+    pub fn saved(&self) -> Option<Saved> {
+        self.spread().map(|spread| Saved::of(&spread, self.count))
     }
 
     /// Its line in a report, after `eatmydata: `.
@@ -67,7 +70,7 @@ pub fn time(flushes: &Flushes) -> Vec<Timed> {
             count,
             place: Place::of(&mounts, device),
             flush: timing::time_flushes(&timing::folders(&mounts, device))
-                .and_then(|samples| timing::typical(&samples).ok_or(timing::Untimed::NoFolder)),
+                .and_then(|samples| timing::spread(&samples).ok_or(timing::Untimed::NoFolder)),
         })
         .collect()
 }
@@ -81,8 +84,9 @@ pub fn name(mounts: &[Mount], device: Device) -> Option<String> {
 /// The note under an estimate: how it was made.
 pub fn how() -> String {
     format!(
-        "An estimate: {} flushes timed on each file system just now, at the cost of one flush each (a {} KiB page of a scratch file appended and fsynced, or rewritten and fdatasynced: the mean of the two medians), times the count; a program's own flush may carry more or less.",
+        "An estimate: up to {} flushes timed on each file system just now, in {} rounds, at the cost of one flush each (a {} KiB page of a scratch file appended and fsynced, or rewritten and fdatasynced); the middle half of them, times the count, is the range; a program's own flush may carry more or less, and the machine's load changes.",
         timing::SAMPLES,
+        timing::ROUNDS,
         timing::SIZE / 1024,
     )
 }
@@ -92,13 +96,13 @@ pub fn how() -> String {
 pub fn tell(flushes: &Flushes) -> String {
     let mut out = String::new();
     let timed = time(flushes);
-    let estimated: Vec<Duration> = timed.iter().filter_map(Timed::saved).collect();
+    let estimated: Vec<Saved> = timed.iter().filter_map(Timed::saved).collect();
     for one in &timed {
         out.push_str(&one.line());
     }
     if estimated.len() > 1 {
-        let total: Duration = estimated.iter().sum();
-        let _ = writeln!(out, "eatmydata: about {} saved in all", duration(total));
+        let total = Saved::sum(&estimated);
+        let _ = writeln!(out, "eatmydata: about {} saved in all", total.words());
     }
     if flushes.unnamed > 0 {
         let _ = writeln!(
@@ -157,7 +161,7 @@ const NEARLY_FREE: Duration = Duration::from_micros(50);
 
 /// The line of one file system: `count` flushes skipped at `place`, and
 /// what a flush there takes, or why that is not known.
-fn line(count: u64, place: &Place, flush: Result<Duration, &timing::Untimed>) -> String {
+fn line(count: u64, place: &Place, flush: Result<Spread, &timing::Untimed>) -> String {
     let skipped = format!(
         "eatmydata: skipped {} on {}",
         flushes_word(count),
@@ -173,16 +177,77 @@ fn line(count: u64, place: &Place, flush: Result<Duration, &timing::Untimed>) ->
             );
         }
     };
-    let why = match (place.free, flush < NEARLY_FREE) {
+    let why = match (place.free, flush.typical < NEARLY_FREE) {
         (Some(why), _) => format!(" ({why}: a flush there is nearly free)"),
         (None, true) => " (a flush there is nearly free)".to_owned(),
         (None, false) => String::new(),
     };
     format!(
         "{skipped}; a flush there takes about {} now: about {} saved{why}\n",
-        duration(flush),
-        duration(saved(flush, count)),
+        range(flush.low, flush.high),
+        Saved::of(&flush, count).words(),
     )
+}
+
+/// What skipped flushes would have taken: `count` times the typical
+/// flush, and the range of the middle half.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Saved {
+    pub typical: Duration,
+    pub low: Duration,
+    pub high: Duration,
+}
+
+impl Saved {
+    fn of(spread: &Spread, count: u64) -> Saved {
+        Saved {
+            typical: saved(spread.typical, count),
+            low: saved(spread.low, count),
+            high: saved(spread.high, count),
+        }
+    }
+
+    /// The sum over file systems.
+    pub fn sum(all: &[Saved]) -> Saved {
+        Saved {
+            typical: all.iter().map(|s| s.typical).sum(),
+            low: all.iter().map(|s| s.low).sum(),
+            high: all.iter().map(|s| s.high).sum(),
+        }
+    }
+
+    /// `6.7 to 12 s`, or one figure when both ends read the same.
+    pub fn words(&self) -> String {
+        range(self.low, self.high)
+    }
+}
+
+/// `0.9 to 1.6 ms`, `6.7 to 12 s` (the low end in the high end's unit),
+/// `20 µs to 3.1 ms` (where that would read 0.0), or `1.3 ms` when both
+/// read alike.
+pub fn range(low: Duration, high: Duration) -> String {
+    let said = duration(high);
+    if duration(low) == said {
+        return said;
+    }
+    let unit = said.rsplit(' ').next().unwrap_or_default();
+    let scale = match unit {
+        "µs" => 1e-6,
+        "ms" => 1e-3,
+        "min" => 60.0,
+        "h" => 3600.0,
+        _ => 1.0,
+    };
+    let value = low.as_secs_f64() / scale;
+    if value < 0.05 {
+        return format!("{} to {said}", duration(low));
+    }
+    let number = if value < 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.0}")
+    };
+    format!("{number} to {said}")
 }
 
 /// What `count` flushes of `flush` each come to.
@@ -223,6 +288,15 @@ mod tests {
     use super::*;
     use std::io;
 
+    fn point(flush: Duration) -> Spread {
+        Spread {
+            typical: flush,
+            low: flush,
+            high: flush,
+            timed: 24,
+        }
+    }
+
     fn place(name: &str) -> Place {
         Place {
             name: name.to_owned(),
@@ -233,12 +307,22 @@ mod tests {
     #[test]
     fn the_line_says_the_count_the_flush_and_the_time_saved() {
         let srv = place("/srv (ext4 on vda)");
+        let spread = Spread {
+            typical: Duration::from_micros(1300),
+            low: Duration::from_micros(900),
+            high: Duration::from_micros(1600),
+            timed: 24,
+        };
         assert_eq!(
-            line(7478, &srv, Ok(Duration::from_micros(1300))),
+            line(7478, &srv, Ok(spread)),
+            "eatmydata: skipped 7,478 flushes on /srv (ext4 on vda); a flush there takes about 0.9 to 1.6 ms now: about 6.7 to 12 s saved\n"
+        );
+        assert_eq!(
+            line(7478, &srv, Ok(point(Duration::from_micros(1300)))),
             "eatmydata: skipped 7,478 flushes on /srv (ext4 on vda); a flush there takes about 1.3 ms now: about 9.7 s saved\n"
         );
         assert_eq!(
-            line(1, &srv, Ok(Duration::from_micros(20))),
+            line(1, &srv, Ok(point(Duration::from_micros(20)))),
             "eatmydata: skipped 1 flush on /srv (ext4 on vda); a flush there takes about 20 µs now: about 20 µs saved (a flush there is nearly free)\n"
         );
         let refused = timing::Untimed::Failed(io::Error::from_raw_os_error(libc::EROFS));
@@ -264,7 +348,7 @@ mod tests {
         );
         let shm = Place::of(&mounts, (0, 30));
         assert_eq!(shm.name, "/dev/shm (tmpfs)");
-        let said = line(300, &shm, Ok(Duration::from_micros(4)));
+        let said = line(300, &shm, Ok(point(Duration::from_micros(4))));
         assert!(
             said.ends_with(
                 "about 1.2 ms saved (it keeps its files in memory: a flush there is nearly free)\n"
@@ -299,6 +383,30 @@ mod tests {
         );
         assert_eq!(duration(Duration::from_secs(5400)), "90 min");
         assert_eq!(duration(Duration::from_secs(9000)), "2.5 h");
+    }
+
+    #[test]
+    fn ranges_read_as_one_unit_where_they_can() {
+        let us = Duration::from_micros;
+        assert_eq!(range(us(900), us(1600)), "0.9 to 1.6 ms");
+        assert_eq!(range(us(800), us(1200)), "0.8 to 1.2 ms");
+        assert_eq!(range(us(20), us(3100)), "20 µs to 3.1 ms");
+        assert_eq!(range(us(300_000), us(12_000_000)), "0.3 to 12 s");
+        assert_eq!(range(us(1300), us(1310)), "1.3 ms");
+        let saved = Saved::sum(&[
+            Saved::of(&point(us(1000)), 1000),
+            Saved::of(
+                &Spread {
+                    typical: us(2000),
+                    low: us(1000),
+                    high: us(3000),
+                    timed: 8,
+                },
+                1000,
+            ),
+        ]);
+        assert_eq!(saved.words(), "2.0 to 4.0 s");
+        assert_eq!(saved.typical, Duration::from_secs(3));
     }
 
     #[test]

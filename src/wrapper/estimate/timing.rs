@@ -1,12 +1,16 @@
 //! Timing real flushes on a file system, for the report's estimate: a
-//! scratch file in a folder of that file system is flushed [`SAMPLES`]
-//! times after a write of [`SIZE`] bytes, and removed. Programs flush in
-//! two ways, and the samples take turns: a page appended and `fsync(2)`ed
-//! (the file grows: its data and a journal commit, as a new file or a log
-//! record costs), and a page rewritten in place and `fdatasync(2)`ed (its
-//! data alone, as a database's page or a reused log costs). Each sample
-//! costs what it times, one flush; the timing stops early once it has
-//! taken [`BUDGET`], on a disk slow enough for a few to tell.
+//! scratch file in a folder of that file system is flushed after a write
+//! of [`SIZE`] bytes, [`PER_ROUND`] times in each of [`ROUNDS`] rounds a
+//! little apart (a machine's load comes and goes from one moment to the
+//! next: one burst of samples catches one moment), and removed. Programs
+//! flush in two ways, and the samples take turns: a page appended and
+//! `fsync(2)`ed (the file grows: its data and a journal commit, as a new
+//! file or a log record costs), and a page rewritten in place and
+//! `fdatasync(2)`ed (its data alone, as a database's page or a reused log
+//! costs). Each sample costs what it times, one flush; the timing stops
+//! early, after a whole round, once it has taken [`BUDGET`], on a disk slow
+//! enough for a few to tell. What the samples say is a [`Spread`]: the
+//! typical flush and the middle half of them.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write as _};
@@ -18,16 +22,21 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::mounts::{self, Device, Mount};
 use crate::real;
 
-/// How many flushes are timed on each file system, half of each kind.
-pub const SAMPLES: usize = 16;
+/// How many rounds of flushes are timed on each file system.
+pub const ROUNDS: usize = 3;
+/// How many flushes each round times, half of each kind.
+pub const PER_ROUND: usize = 8;
+/// The most flushes timed on each file system.
+pub const SAMPLES: usize = ROUNDS * PER_ROUND;
+/// The pause between two rounds.
+const APART: Duration = Duration::from_millis(50);
 
 /// The bytes each sample writes before its flush: one page, the least a
 /// file system writes, as a program's small commit or log record does.
 pub const SIZE: usize = 4096;
 
-/// The time after which no more samples are taken, once [`AT_LEAST`] are.
+/// The time after which no more rounds are taken, once one is.
 const BUDGET: Duration = Duration::from_secs(1);
-const AT_LEAST: usize = 3;
 
 /// Why no flush could be timed on a file system.
 #[derive(Debug)]
@@ -97,26 +106,63 @@ fn time_in(folder: &Path) -> io::Result<Vec<Duration>> {
     let page = [b'e'; SIZE];
     let start = Instant::now();
     let mut samples = Vec::with_capacity(SAMPLES);
-    while samples.len() < SAMPLES && (samples.len() < AT_LEAST || start.elapsed() < BUDGET) {
-        let sample = Instant::now();
-        if samples.len().is_multiple_of(2) {
-            file.write_all(&page)?;
-            real::fsync(file.as_raw_fd())?;
-        } else {
-            file.write_all_at(&page, 0)?;
-            real::fdatasync(file.as_raw_fd())?;
+    for round in 0..ROUNDS {
+        if round > 0 {
+            if start.elapsed() >= BUDGET {
+                break;
+            }
+            std::thread::sleep(APART);
         }
-        samples.push(sample.elapsed());
+        for turn in 0..PER_ROUND {
+            let sample = Instant::now();
+            if turn.is_multiple_of(2) {
+                file.write_all(&page)?;
+                real::fsync(file.as_raw_fd())?;
+            } else {
+                file.write_all_at(&page, 0)?;
+                real::fdatasync(file.as_raw_fd())?;
+            }
+            samples.push(sample.elapsed());
+        }
     }
     drop(file);
     drop(scratch);
     Ok(samples)
 }
 
+/// What the samples as taken (the kinds in turn) say a flush takes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spread {
+    /// The mean of the two kinds' medians, which a flush that waited for
+    /// something else (the first, which commits what the command left in
+    /// the journal; another program's burst) does not move.
+    pub typical: Duration,
+    /// The middle half of all the samples, from the first quartile to the
+    /// third, widened to hold `typical`.
+    pub low: Duration,
+    pub high: Duration,
+    /// How many flushes were timed.
+    pub timed: usize,
+}
+
+/// The spread of `samples`; `None` when there are none.
+pub fn spread(samples: &[Duration]) -> Option<Spread> {
+    let typical = typical(samples)?;
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    // Quartiles by rank, as many samples below the first as above the third.
+    let last = sorted.len() - 1;
+    let (first, third) = (sorted[last / 4], sorted[(3 * last).div_ceil(4)]);
+    Some(Spread {
+        typical,
+        low: first.min(typical),
+        high: third.max(typical),
+        timed: samples.len(),
+    })
+}
+
 /// What one flush takes, from the samples as taken (the kinds in turn):
-/// the mean of the two kinds' medians, which a flush that waited for
-/// something else (the first, which commits what the command left in the
-/// journal; another program's burst) does not move.
+/// the mean of the two kinds' medians.
 pub fn typical(samples: &[Duration]) -> Option<Duration> {
     let kind = |first| samples.iter().skip(first).step_by(2).copied().collect();
     match (median(kind(0)), median(kind(1))) {
@@ -152,6 +198,38 @@ mod tests {
     }
 
     #[test]
+    fn the_spread_is_the_middle_half_holding_the_typical_flush() {
+        let ms = Duration::from_millis;
+        assert_eq!(spread(&[]), None);
+        let one = spread(&[ms(2)]).unwrap();
+        assert_eq!(
+            (one.low, one.typical, one.high, one.timed),
+            (ms(2), ms(2), ms(2), 1)
+        );
+        // 1..=8 ms in turns: grown 1, 3, 5, 7 (median 4); rewritten 2, 4,
+        // 6, 8 (median 5): typical 4.5; quartiles by rank 2 and 7.
+        let samples: Vec<Duration> = (1..=8).map(ms).collect();
+        let said = spread(&samples).unwrap();
+        assert_eq!(said.typical, Duration::from_micros(4500));
+        assert_eq!((said.low, said.high, said.timed), (ms(2), ms(7), 8));
+        // One slow burst moves neither end much; the range holds the
+        // typical flush even when the kinds differ widely.
+        let mut burst = vec![ms(1); 24];
+        burst[3] = ms(900);
+        let said = spread(&burst).unwrap();
+        assert_eq!((said.low, said.typical, said.high), (ms(1), ms(1), ms(1)));
+        let kinds: Vec<Duration> = (0..8)
+            .map(|n| if n % 2 == 0 { ms(10) } else { ms(1) })
+            .collect();
+        let said = spread(&kinds).unwrap();
+        assert_eq!(said.typical, Duration::from_micros(5500));
+        assert!(
+            said.low <= said.typical && said.typical <= said.high,
+            "{said:?}"
+        );
+    }
+
+    #[test]
     fn flushes_are_timed_in_a_folder_of_the_file_system_and_leave_nothing() {
         let folder = std::env::temp_dir().join(format!("eatmydata-timing-{}", std::process::id()));
         fs::create_dir_all(&folder).unwrap();
@@ -161,7 +239,11 @@ mod tests {
         let found = folders(&mounts::parse(&text), device);
         assert!(!found.is_empty(), "no folder on {device:?}");
         let samples = time_flushes(std::slice::from_ref(&folder)).unwrap();
-        assert!((AT_LEAST..=SAMPLES).contains(&samples.len()), "{samples:?}");
+        assert!(
+            (PER_ROUND..=SAMPLES).contains(&samples.len()),
+            "{samples:?}"
+        );
+        assert_eq!(samples.len() % PER_ROUND, 0, "whole rounds: {samples:?}");
         assert_eq!(
             fs::read_dir(&folder).unwrap().count(),
             0,

@@ -1,22 +1,22 @@
 //! `eatmydata-runtime report [--since TIME] [--json | --markdown]`: the
 //! account summed up: containers served, processes, skips by kind, flushes
 //! by file system, and what those flushes would have cost, estimated as
-//! `eatmydata --report` estimates it (a few flushes timed now on each file
-//! system concerned, `estimate.rs`).
+//! `eatmydata --report` estimates it (a few rounds of flushes timed now on
+//! each file system concerned, `estimate.rs`), said as a range. Every count
+//! a person reads is grouped by thousands (`1,250`).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
 use super::book::{self, Book};
 use super::record::Record;
 use super::time;
-use crate::estimate::{self, Timed};
+use crate::estimate::{self, Saved, Timed};
 use crate::protocol::{Counts, Device, SKIPS};
 use crate::report::Flushes;
 
@@ -183,10 +183,10 @@ fn read(folder: &Path) -> io::Result<book::Read> {
     }
 }
 
-/// The time saved on every file system where a flush was timed.
-fn saved(timed: &[Timed]) -> Option<Duration> {
-    let saved: Vec<Duration> = timed.iter().filter_map(Timed::saved).collect();
-    (!saved.is_empty()).then(|| saved.iter().sum())
+/// The time saved on every file system where flushes were timed.
+fn saved(timed: &[Timed]) -> Option<Saved> {
+    let saved: Vec<Saved> = timed.iter().filter_map(Timed::saved).collect();
+    (!saved.is_empty()).then(|| Saved::sum(&saved))
 }
 
 fn grouped(count: u64) -> String {
@@ -212,7 +212,7 @@ fn text(sum: &Sum, timed: &[Timed], since: Option<i64>, folder: &Path, torn: u64
     let kinds: Vec<String> = SKIPS
         .iter()
         .zip(sum.skips)
-        .map(|((_, _, heading), count)| format!("{heading} {count}"))
+        .map(|((_, _, heading), count)| format!("{heading} {}", grouped(count)))
         .collect();
     let _ = writeln!(out, "  skips by kind      {}", kinds.join(", "));
     if sum.barrier > 0 {
@@ -228,7 +228,7 @@ fn text(sum: &Sum, timed: &[Timed], since: Option<i64>, folder: &Path, torn: u64
         "  time saved         {}",
         saved.map_or_else(
             || "not estimated".to_owned(),
-            |saved| format!("about {} (an estimate)", estimate::duration(saved))
+            |saved| format!("about {} (an estimate)", saved.words())
         )
     );
     for one in timed {
@@ -247,8 +247,9 @@ fn text(sum: &Sum, timed: &[Timed], since: Option<i64>, folder: &Path, torn: u64
     if sum.unreadable > 0 || torn > 0 {
         let _ = writeln!(
             out,
-            "  Left out: {} line(s) of containers' report files that were not report lines, {torn} line(s) of the account that were not whole records.",
-            sum.unreadable
+            "  Left out: {} line(s) of containers' report files that were not report lines, {} line(s) of the account that were not whole records.",
+            grouped(sum.unreadable),
+            grouped(torn)
         );
     }
     let _ = writeln!(out, "  {NOT_COUNTED}");
@@ -272,7 +273,7 @@ fn cell(text: &str) -> String {
 fn markdown(sum: &Sum, records: &[Record], timed: &[Timed], since: Option<i64>) -> String {
     let saved = saved(timed).map_or_else(
         || "not estimated".to_owned(),
-        |saved| format!("about {}", estimate::duration(saved)),
+        |saved| format!("about {}", saved.words()),
     );
     let mut out = String::from("### eatmydata: what the runtime saved\n\n");
     out.push_str("| Containers served | Flushes skipped | Time saved (estimate) |\n");
@@ -296,7 +297,7 @@ fn markdown(sum: &Sum, records: &[Record], timed: &[Timed], since: Option<i64>) 
                 cell(&id),
                 cell(&record.name),
                 cell(&record.image),
-                record.processes,
+                grouped(record.processes),
                 grouped(record.flushes_skipped())
             );
         }
@@ -353,8 +354,13 @@ fn json_of(
             json!({
                 "on": one.name(),
                 "flushes": one.count,
-                "flush_seconds": one.flush().map(|d| d.as_secs_f64()),
-                "saved_seconds": one.saved().map(|d| d.as_secs_f64()),
+                "flushes_timed": one.spread().map(|s| s.timed),
+                "flush_seconds": one.spread().map(|s| s.typical.as_secs_f64()),
+                "flush_seconds_low": one.spread().map(|s| s.low.as_secs_f64()),
+                "flush_seconds_high": one.spread().map(|s| s.high.as_secs_f64()),
+                "saved_seconds": one.saved().map(|s| s.typical.as_secs_f64()),
+                "saved_seconds_low": one.saved().map(|s| s.low.as_secs_f64()),
+                "saved_seconds_high": one.saved().map(|s| s.high.as_secs_f64()),
             })
         })
         .collect();
@@ -371,7 +377,9 @@ fn json_of(
             "barrier_flushes": sum.barrier,
         },
         "estimate": {
-            "saved_seconds": saved(timed).map(|d| d.as_secs_f64()),
+            "saved_seconds": saved(timed).map(|s| s.typical.as_secs_f64()),
+            "saved_seconds_low": saved(timed).map(|s| s.low.as_secs_f64()),
+            "saved_seconds_high": saved(timed).map(|s| s.high.as_secs_f64()),
             "file_systems": file_systems,
             "how": estimate::how(),
         },

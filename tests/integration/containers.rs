@@ -31,6 +31,7 @@ mod image; // the engines' Debian image with servers and probes, made offline on
 pub mod install; // eatmydata-runtime install and uninstall on a node of a folder, its containerd restarted
 mod mariadb; // a MariaDB image with the library mounted keeps its data
 mod musl; // musl images: the library mounted read-only, the static command, root
+mod names; // the report names each container: Docker's and podman's, and when one is counted
 mod parity; // one corpus under runc and under the runtime on one dockerd: same output, no trace
 mod podman; // podman with the runtime, by path and by its registered name
 mod testcontainers; // Testcontainers for Python with the library

@@ -11,6 +11,7 @@
 
 mod book;
 mod container;
+mod names;
 mod record;
 mod report;
 mod time;
@@ -26,31 +27,6 @@ use serde_json::Value;
 use super::edit;
 pub use report::run as report;
 
-/// The annotations that name a container, most telling first: the
-/// kubelet's through containerd's CRI and CRI-O's, then the image spec's.
-const NAMES: [&str; 4] = [
-    "io.kubernetes.cri.container-name",
-    "io.kubernetes.container.name",
-    "org.opencontainers.image.title",
-    "org.opencontainers.image.ref.name",
-];
-/// The annotations that name its image.
-const IMAGES: [&str; 4] = [
-    "io.kubernetes.cri.image-name",
-    "io.kubernetes.cri-o.ImageName",
-    "org.opencontainers.image.base.name",
-    "org.opencontainers.image.source",
-];
-/// The annotations that name a pod, put before the container's name.
-const PODS: [&str; 2] = ["io.kubernetes.cri.sandbox-name", "io.kubernetes.pod.name"];
-
-fn annotation<'a>(spec: &'a Value, keys: &[&str]) -> &'a str {
-    let annotations = spec.get("annotations");
-    keys.iter()
-        .find_map(|key| annotations?.get(*key)?.as_str().filter(|v| !v.is_empty()))
-        .unwrap_or_default()
-}
-
 /// Whether this process may make the account's folders: root.
 fn is_root() -> bool {
     // SAFETY: geteuid cannot fail and touches no memory.
@@ -59,9 +35,10 @@ fn is_root() -> bool {
 
 /// On `create`: makes container `id`'s report file and binds it into
 /// `spec`, after sweeping the folders of containers gone without a
-/// `delete`; `root` is the real runtime's state folder. Returns the log's
-/// words for what was done.
-pub fn at_create(spec: &mut Value, id: Option<&OsStr>, root: &Path) -> String {
+/// `delete`; `root` is the real runtime's state folder, `bundle` the
+/// container's (`names.rs` reads its name and image from there, or from
+/// the spec). Returns the log's words for what was done.
+pub fn at_create(spec: &mut Value, id: Option<&OsStr>, root: &Path, bundle: &Path) -> String {
     let base = &container::base();
     let Some(id) = id
         .and_then(OsStr::to_str)
@@ -76,16 +53,11 @@ pub fn at_create(spec: &mut Value, id: Option<&OsStr>, root: &Path) -> String {
         return format!("no account ({why})");
     }
     container::sweep(base);
-    let pod = annotation(spec, &PODS);
-    let name = annotation(spec, &NAMES);
+    let named = names::of(spec, bundle, id);
     let meta = container::Meta {
         id: id.to_owned(),
-        name: if pod.is_empty() {
-            name.to_owned()
-        } else {
-            format!("{pod}/{name}")
-        },
-        image: annotation(spec, &IMAGES).to_owned(),
+        name: named.name,
+        image: named.image,
         root: root.to_owned(),
         account: book::folder(),
         created: time::now(),

@@ -254,7 +254,7 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
                     Failure::File(Subject::Container, path.clone(), Problem::Edit(why))
                 })?;
                 let state = state::root_of(&runtime, root.as_deref());
-                account_said = account::at_create(value, Some(&id), &state);
+                account_said = account::at_create(value, Some(&id), &state, &bundle);
                 match barrier::step(value, &id, &bundle, waits) {
                     Some(builder) if waits => {
                         step = Some((builder, barrier::targets(value, &bundle)));

@@ -174,7 +174,7 @@ fn unique() -> String {
 
 /// A root with `/bin/sync` (the sync probe, dynamic) and `/bin/fill`,
 /// the libraries they load, and the folders a container needs, archived.
-fn tiny_image(root: &Path) -> PathBuf {
+pub fn tiny_image(root: &Path) -> PathBuf {
     let programs = [
         ("sync", probe("seccomp_sync", &[])),
         ("fill", probe("fill", &[])),

@@ -44,6 +44,17 @@ impl Containerd {
         root: &Path,
         cri: impl FnOnce(&RunDir) -> Option<String>,
     ) -> Containerd {
+        Containerd::start_with_env(label, root, &[], cri)
+    }
+
+    /// The same, with `env` in containerd's environment, which its shims
+    /// and their runtimes inherit.
+    pub fn start_with_env(
+        label: &str,
+        root: &Path,
+        env: &[(&str, &Path)],
+        cri: impl FnOnce(&RunDir) -> Option<String>,
+    ) -> Containerd {
         let dir = RunDir::new(label);
         let section = cri(&dir);
         let plugins = match &section {
@@ -60,6 +71,7 @@ impl Containerd {
         }
         let mut command = Command::new("containerd");
         command.arg("--config").arg(&config);
+        command.envs(env.iter().copied());
         let daemon = Daemon::start("containerd", command, &socket, dir.join("log"));
         Containerd {
             daemon,

@@ -135,7 +135,7 @@ fn root_folder(path: &Path, mode: u32) -> io::Result<()> {
 }
 
 /// Opens `name` under the folder `dir` without following a link.
-fn open_in(dir: &Path, name: &str, flags: libc::c_int) -> io::Result<File> {
+pub(super) fn open_in(dir: &Path, name: &str, flags: libc::c_int) -> io::Result<File> {
     let path = c_path(&dir.join(name))?;
     let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
     // SAFETY: a NUL-terminated path; the descriptor is owned below.
@@ -148,7 +148,7 @@ fn open_in(dir: &Path, name: &str, flags: libc::c_int) -> io::Result<File> {
 }
 
 /// Reads at most `max` bytes of a regular file.
-fn read_bounded(file: File, max: u64) -> io::Result<Vec<u8>> {
+pub(super) fn read_bounded(file: File, max: u64) -> io::Result<Vec<u8>> {
     if !file.metadata()?.is_file() {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }

@@ -45,7 +45,8 @@ pub struct Record {
     pub id: String,
     pub name: String,
     pub image: String,
-    /// When the container was deleted, in seconds since the epoch.
+    /// When the container's run ended (the engine deleted it from the
+    /// runtime), in seconds since the epoch.
     pub ended: i64,
     /// Processes that reported (one line each).
     pub processes: u64,

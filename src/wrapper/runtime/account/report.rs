@@ -23,14 +23,17 @@ use crate::report::Flushes;
 pub const HELP: &str = "\
 usage: eatmydata-runtime report [--since TIME] [--json | --markdown]
 
-Sums up the account of the containers the runtime served and deleted
+Sums up the account of the containers the runtime served
 (/var/lib/eatmydata/account.jsonl; EATMYDATA_HOME/account.jsonl when that
 is set; or in the folder EATMYDATA_ACCOUNT names):
 containers, processes, what their processes skipped, and the time the
-flushes skipped would have taken, an estimate made by timing a few
-flushes now on each file system concerned.
+flushes skipped would have taken, a range estimated by timing a few
+rounds of flushes now on each file system concerned. A container is
+counted each time it ends: when its process has ended and the engine
+deletes it from the runtime (docker stop, its command's end, a pod's
+container stopped), not at docker rm; one started again is counted again.
 
-  --since TIME   only containers deleted since TIME: RFC 3339
+  --since TIME   only containers that ended since TIME: RFC 3339
                  (2026-12-02T10:00:00Z) or a duration back from now (90s,
                  15m, 2h, 7d)
   --json         {\"containers\": [...], \"total\": ..., \"estimate\": ...}
@@ -318,7 +321,7 @@ fn markdown(sum: &Sum, records: &[Record], timed: &[Timed], since: Option<i64>) 
     }
     let _ = writeln!(
         out,
-        "Containers deleted{}. {} {NOT_COUNTED}",
+        "Containers counted as each run ended (docker stop or its command's end, not docker rm){}. {} {NOT_COUNTED}",
         since_words(since),
         if saved.starts_with("about") {
             estimate::how()

@@ -157,16 +157,17 @@ pub fn create(spec: &mut Value, bundle: &Path, library: &Path) -> Result<Done, S
 /// spec of the container (from the real runtime's state), if found; the
 /// program is read in its rootfs when it has the library.
 pub fn exec(process: &mut Value, container: Option<(PathBuf, Value)>) -> Result<Done, String> {
+    let mut refused = Ok(());
     let program = container.and_then(|(bundle, spec)| {
         let library = Path::new(library::source(&spec)?);
         let root = program::rootfs(&bundle, &spec)?;
-        Some(program::learn(
-            &root,
-            &program::binds(&spec),
-            process,
-            library,
-        ))
+        refused = profile_answers_first(&spec);
+        let binds = program::binds(&spec);
+        Some(program::learn(&root, &binds, process, library))
     });
+    if let (Err(why), Some(_)) = (refused, &program) {
+        return Ok(Done::Exec { preload: Err(why) });
+    }
     edit_process(process, program.as_ref())
 }
 
@@ -193,6 +194,28 @@ fn shaped(spec: &Value) -> Result<(), String> {
     Ok(())
 }
 
+/// `Err` when the profile refuses a sync call (or allows it only under
+/// conditions): the library would answer it 0 before the kernel could
+/// refuse it, so the program goes without, and the kernel answers as
+/// under runc; the rules answer the other sync calls.
+fn answers_first(answered: &Answered) -> Result<(), String> {
+    match answered.left.is_empty() {
+        true => Ok(()),
+        false => Err(format!(
+            "the seccomp profile refuses or conditions {}, which the library would answer first",
+            answered.left.join(" ")
+        )),
+    }
+}
+
+/// The same of the container `spec`'s profile, for an `exec` (the edit
+/// of a copy: it changes nothing a second time, and says what is left).
+fn profile_answers_first(spec: &Value) -> Result<(), String> {
+    let mut linux = spec.get("linux").cloned().unwrap_or_else(|| json!({}));
+    let linux = linux.as_object_mut().ok_or("linux is not an object")?;
+    answers_first(&seccomp::edit(linux)?)
+}
+
 /// Edits a bundle's `config.json` for `create`, with what was learned.
 pub fn edit_config(spec: &mut Value, learned: &Learned) -> Result<Done, String> {
     if let Some(why) = off(spec) {
@@ -216,6 +239,7 @@ pub fn edit_config(spec: &mut Value, learned: &Learned) -> Result<Done, String> 
     let linux = spec.entry("linux").or_insert_with(|| json!({}));
     let linux = linux.as_object_mut().ok_or("linux is not an object")?;
     let answered = seccomp::edit(linux)?;
+    let placed = placed.and_then(|place| answers_first(&answered).map(|()| place));
     if let Ok(place) = placed {
         if let Some(hooks) = spec.get_mut("hooks").filter(|h| !h.is_null()) {
             preload::keep_hooks(hooks, &original)?;

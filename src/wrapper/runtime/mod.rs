@@ -253,8 +253,18 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
                 let done = edit::create(value, &bundle, &library).map_err(|why| {
                     Failure::File(Subject::Container, path.clone(), Problem::Edit(why))
                 })?;
-                let state = state::root_of(&runtime, root.as_deref());
-                account_said = account::at_create(value, Some(&id), &state, &bundle);
+                // The report file goes beside the library only: where the
+                // library has no place (a mount of the user's there), the
+                // user's file is not named in EATMYDATA_REPORT either.
+                account_said = match &done {
+                    edit::Done::Created {
+                        library: Ok(()), ..
+                    } => {
+                        let state = state::root_of(&runtime, root.as_deref());
+                        account::at_create(value, Some(&id), &state, &bundle)
+                    }
+                    _ => "no account (no library)".to_owned(),
+                };
                 match barrier::step(value, &id, &bundle, waits) {
                     Some(builder) if waits => {
                         step = Some((builder, barrier::targets(value, &bundle)));

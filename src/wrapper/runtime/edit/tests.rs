@@ -332,3 +332,31 @@ fn what_the_container_has() {
     assert!(!library::in_spec(&parse(DOCKER)));
     assert!(library::in_spec(&edited(DOCKER).0));
 }
+
+/// A profile that refuses `fsync` with `EPERM`: the library would answer
+/// it 0 first, so the program gets no `LD_PRELOAD`, and the kernel
+/// refuses as under runc; nothing is set for an exec into it either.
+#[test]
+fn a_profile_that_refuses_a_sync_call_keeps_the_library_out() {
+    let mut spec = parse(DOCKER);
+    let syscalls = spec["linux"]["seccomp"]["syscalls"].as_array_mut().unwrap();
+    syscalls.insert(
+        0,
+        json!({"names": ["fsync"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}),
+    );
+    let refusing = spec.clone();
+    let done = edit(&mut spec).unwrap();
+    let Done::Created { preload, .. } = &done else {
+        panic!("{done:?}")
+    };
+    let why = preload.as_ref().unwrap_err();
+    assert!(why.contains("refuses or conditions fsync"), "{why}");
+    let env = spec["process"]["env"].as_array().unwrap();
+    assert!(
+        !env.iter()
+            .any(|e| e.as_str().unwrap().starts_with("LD_PRELOAD="))
+    );
+    assert!(profile_answers_first(&spec).is_err());
+    assert!(profile_answers_first(&refusing).is_err());
+    assert!(profile_answers_first(&parse(DOCKER)).is_ok());
+}

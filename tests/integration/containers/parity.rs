@@ -24,6 +24,7 @@ use crate::common::TempDir;
 use crate::loopfs::{LoopFs, assert_few_flushes};
 
 mod binfmt; // qemu-aarch64 registered with binfmt_misc's F flag, for the arm64 image
+mod children; // what the first program starts: shells, --init, volumes, chroot, ldd (issue 36)
 mod images; // the tiny images: the probe and the host's loader and libraries
 
 use images::{Images, PROBE, Tiny, run};
@@ -568,6 +569,9 @@ fn corpus() -> Vec<Case> {
             })
         },
     ]
+    .into_iter()
+    .chain(children::cases())
+    .collect()
 }
 
 /// No listing after the run.
@@ -803,7 +807,7 @@ fn parity_of_the_corpus_under_runc_and_the_runtime() {
         assert_few_flushes(eaten, control, &format!("{} under the runtime", row.name));
         measured += 1;
     }
-    assert_eq!(measured, 4, "the flush cases");
+    assert_eq!(measured, 4 + 9, "the flush cases");
 }
 
 /// The oracle sees what it must: a status, an output line, a diff entry

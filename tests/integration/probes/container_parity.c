@@ -14,6 +14,8 @@
  *   container_parity loop FILE N   N times: write a block to FILE, fsync it
  *   container_parity badfd         fsync(-1)'s answer
  *   container_parity pause         waits for a signal (a container to exec into)
+ *   container_parity exec PROG ARG...  executes PROG, as a shell would (built
+ *                                  -static: a static shell starting PROG)
  */
 #include <dirent.h>
 #include <errno.h>
@@ -217,10 +219,15 @@ int main(int argc, char **argv)
 		pause();
 		return 0;
 	}
+	if (strcmp(what, "exec") == 0 && argc >= 3) {
+		execv(argv[2], argv + 2);
+		perror(argv[2]);
+		return 127;
+	}
 	if (strcmp(what, "badfd") == 0) {
 		show("fsync_badfd", fsync(-1));
 		return 0;
 	}
-	fprintf(stderr, "usage: %s true|report|ls DIR|env|mounts|loop FILE N|badfd|pause\n", argv[0]);
+	fprintf(stderr, "usage: %s true|report|ls DIR|env|mounts|loop FILE N|badfd|pause|exec PROG ARG...\n", argv[0]);
 	return 2;
 }

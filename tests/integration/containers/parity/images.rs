@@ -53,6 +53,14 @@ impl Tiny {
     }
 }
 
+/// Where the shell image has each kind of program beside `/bin/sh`
+/// (dash), bash, `ldd`, `chroot` and the probe at [`PROBE`]: i386, ASan,
+/// static (which starts others with its `exec`) and arm64 builds of it.
+pub const PROBE32: &str = "/bin/probe32";
+pub const ASAN: &str = "/bin/asan";
+pub const STATIC: &str = "/bin/probe-static";
+pub const ARM64: &str = "/bin/probe-arm64";
+
 /// The images' `PATH`, Debian's.
 const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -75,6 +83,8 @@ pub struct Images {
     pub asan: Tiny,
     pub setuid: Tiny,
     pub static_glibc: Tiny,
+    /// Shells and what they start: [`SHELL_PROGRAMS`].
+    pub shell: Tiny,
     _dir: TempDir,
 }
 
@@ -112,6 +122,33 @@ impl Images {
             0o755,
         ));
         let asan = probe("container_parity", &["-fsanitize=address"]);
+        let static_probe = probe("container_parity", &["-static"]);
+        let mut shell_entries = with(&glibc, 0o755, vec![]);
+        for (program, to) in [
+            (Path::new("/bin/dash"), "/bin/sh"),
+            (Path::new("/bin/bash"), "/bin/bash"),
+            (Path::new("/usr/sbin/chroot"), "/usr/sbin/chroot"),
+            (Path::new("/bin/cat"), "/bin/cat"),
+            (&i386, PROBE32),
+            (&asan, ASAN),
+        ] {
+            shell_entries.extend(dynamic_at(program, to, 0o755));
+        }
+        shell_entries.push(Entry::Copy(static_probe, STATIC.to_owned(), 0o755));
+        shell_entries.push(Entry::Copy(
+            Path::new("/usr/bin/ldd").into(),
+            "/usr/bin/ldd".into(),
+            0o755,
+        ));
+        for entry in arm64(&dir) {
+            match entry {
+                Entry::Copy(from, to, mode) if to == PROBE => {
+                    shell_entries.push(Entry::Copy(from, ARM64.to_owned(), mode))
+                }
+                Entry::Copy(..) => shell_entries.push(entry),
+                _ => {}
+            }
+        }
         Images {
             plain: tiny("plain", "amd64", with(&glibc, 0o755, vec![])),
             opt_file: tiny("opt-file", "amd64", {
@@ -135,11 +172,12 @@ impl Images {
             asan: tiny("asan", "amd64", with(&asan, 0o755, vec![])),
             setuid: tiny("setuid", "amd64", with(&glibc, 0o4755, vec![])),
             static_glibc: tiny("static", "amd64", static_entries),
+            shell: tiny("shell", "amd64", shell_entries),
             _dir: dir,
         }
     }
 
-    pub fn all(&self) -> [&Tiny; 9] {
+    pub fn all(&self) -> [&Tiny; 10] {
         [
             &self.plain,
             &self.opt_file,
@@ -150,6 +188,7 @@ impl Images {
             &self.asan,
             &self.setuid,
             &self.static_glibc,
+            &self.shell,
         ]
     }
 
@@ -179,8 +218,13 @@ impl Images {
 /// The program at `PROBE` with `mode`, and the loader and libraries `ldd`
 /// names, each at the path it names.
 fn dynamic(program: &Path, mode: u32) -> Vec<Entry> {
+    dynamic_at(program, PROBE, mode)
+}
+
+/// `program` at `to` with `mode`, and the loader and libraries `ldd` names.
+fn dynamic_at(program: &Path, to: &str, mode: u32) -> Vec<Entry> {
     let listed = run(Command::new("ldd").arg(program));
-    let mut entries = vec![Entry::Copy(program.to_owned(), PROBE.to_owned(), mode)];
+    let mut entries = vec![Entry::Copy(program.to_owned(), to.to_owned(), mode)];
     for line in listed.lines() {
         // "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)", or the
         // loader alone: "/lib64/ld-linux-x86-64.so.2 (0x...)".

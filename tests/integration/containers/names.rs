@@ -26,6 +26,7 @@ use super::engine::runtime;
 use super::engine::{CACHE, Job};
 use super::podman;
 use crate::common::TempDir;
+use crate::common::home::RootHome;
 use crate::loopfs::LoopFs;
 
 /// The records of `report` with `id`.
@@ -124,7 +125,7 @@ fn docker_containers_are_named_and_counted_each_time_they_stop() {
     // The table a CI job's summary shows names each one.
     let output = Command::new(runtime())
         .args(["report", "--markdown"])
-        .env("EATMYDATA_ACCOUNT", &docker.account)
+        .env("EATMYDATA_HOME", &docker.account)
         .output()
         .unwrap();
     let markdown = String::from_utf8_lossy(&output.stdout);
@@ -140,13 +141,14 @@ fn docker_containers_are_named_and_counted_each_time_they_stop() {
 }
 
 /// podman on storage of the test's own (its run folder under /run:
-/// podman takes no longer one), the runtime by its path, its account the
-/// test's own: conmon hands the runtime none of podman's environment, so
-/// the runtime podman is given is a script that names the account and
-/// executes `eatmydata-runtime`.
+/// podman takes no longer one), the runtime by its path, root's home (the
+/// account, the containers' folders) the test's own: conmon hands the
+/// runtime none of podman's environment, so the runtime podman is given
+/// is a script that names the home and executes `eatmydata-runtime`.
 struct Podman {
     dir: TempDir,
     run: RunDir,
+    home: RootHome,
 }
 
 impl Podman {
@@ -158,7 +160,6 @@ impl Podman {
             .arg("--runroot")
             .arg(self.run.path())
             .args(["--storage-driver", "vfs"])
-            .env("EATMYDATA_ACCOUNT", self.dir.join("account"))
             .stdin(Stdio::null());
         command
     }
@@ -179,6 +180,7 @@ fn podman_containers_are_named_by_their_storage() {
     let podman = Podman {
         dir: TempDir::new("names-podman"),
         run: RunDir::new("names"),
+        home: RootHome::new("names-podman"),
     };
     let tar = tiny_image(&podman.dir.join("image"));
     let image = "localhost/eatmydata-test/names:1";
@@ -188,8 +190,8 @@ fn podman_containers_are_named_by_their_storage() {
     fs::write(
         &script,
         format!(
-            "#!/bin/sh\nEATMYDATA_ACCOUNT='{}' exec '{}' \"$@\"\n",
-            podman.dir.join("account").display(),
+            "#!/bin/sh\nEATMYDATA_HOME='{}' exec '{}' \"$@\"\n",
+            podman.home.path().display(),
             runtime.display()
         ),
     )
@@ -216,7 +218,7 @@ fn podman_containers_are_named_by_their_storage() {
     let report = || {
         let output = Command::new(&runtime)
             .args(["report", "--json"])
-            .env("EATMYDATA_ACCOUNT", podman.dir.join("account"))
+            .env("EATMYDATA_HOME", podman.home.path())
             .output()
             .unwrap();
         assert!(output.status.success(), "{output:?}");
@@ -240,14 +242,14 @@ fn podman_containers_are_named_by_their_storage() {
     let _ = fs::remove_file(&tar);
 }
 
-/// Reads the account in `folder`, through `eatmydata-runtime report`,
-/// until it has a record of `count` containers (a minute at most).
-fn account_with(folder: &Path, count: u64) -> Value {
+/// Reads the account in root's home `home`, through `eatmydata-runtime
+/// report`, until it has a record of `count` containers (a minute at most).
+fn account_with(home: &Path, count: u64) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let output = Command::new(runtime())
             .args(["report", "--json"])
-            .env("EATMYDATA_ACCOUNT", folder)
+            .env("EATMYDATA_HOME", home)
             .output()
             .unwrap();
         assert!(output.status.success(), "{output:?}");
@@ -263,13 +265,12 @@ fn account_with(folder: &Path, count: u64) -> Value {
 #[test]
 fn cri_pods_are_named_by_their_annotations() {
     let _lock = StoreLock::take("containerd");
-    let account = TempDir::new("names-cri-account");
-    let folder = account.join("account");
+    let home = RootHome::new("names-cri");
     let mut logs = std::path::PathBuf::new();
     let containerd = Containerd::start_with_env(
         "names-cri",
         &Path::new(CACHE).join("containerd"),
-        &[("EATMYDATA_ACCOUNT", &folder)],
+        &[("EATMYDATA_HOME", home.path())],
         |dir| {
             logs = dir.join("pods");
             Some(section(&dir.join("."), &runc_root(dir)))
@@ -289,7 +290,7 @@ fn cri_pods_are_named_by_their_annotations() {
     }
     // The pod under the handler: its container and its sandbox (the pause
     // container, under the pod's handler too); the runc pod's: none.
-    let report = account_with(&folder, 2);
+    let report = account_with(home.path(), 2);
     assert_eq!(report["total"]["containers"], 2, "{report:#}");
     let records = report["containers"].as_array().unwrap();
     // cri.py names its pod p<pid>, the container job.

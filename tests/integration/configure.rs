@@ -7,7 +7,9 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::common::{TempDir, command, probe};
+use std::sync::OnceLock;
+
+use crate::common::{RootHome, TempDir, command, probe};
 
 mod buildkit; // docker --default on Docker 26: BuildKit's drop-in, read by systemd; --remove takes it
 mod dockerd; // a dockerd of the tests' own lists the runtime and runs a container through it
@@ -17,8 +19,54 @@ mod kept; // a machine's own files: only its keys change, once, with a backup
 mod refused; // a FIFO or a folder as --config, a planted eatmydata-runtime: refused at once
 mod removed; // --remove gives back each engine's file as it was, once, with a dry run
 
-/// Where the tests register the runtime (it need not exist for a file).
-pub const RUNTIME: &str = "/usr/local/bin/eatmydata-runtime";
+/// Where the tests register the runtime: `configure` registers only a
+/// file that is there, is this command, and root may run (root's, in a
+/// chain of root's folders): a copy of the command in a folder of root's
+/// under /run, made once per test process and removed when it exits.
+pub const RUNTIME: Runtime = Runtime;
+
+/// The path of [`RUNTIME`], as text.
+pub struct Runtime;
+
+impl Runtime {
+    fn path() -> &'static str {
+        static PATH: OnceLock<String> = OnceLock::new();
+        PATH.get_or_init(|| {
+            let home = RootHome::new("configure");
+            let bin = home.join("bin");
+            fs::create_dir(&bin).unwrap();
+            let path = bin.join("eatmydata-runtime");
+            fs::copy(command(), &path).unwrap();
+            let folder = home.path().to_str().unwrap().to_owned();
+            // Kept for the process's life, removed at its exit.
+            std::mem::forget(home);
+            FOLDER.set(folder).unwrap();
+            extern "C" fn remove() {
+                if let Some(folder) = FOLDER.get() {
+                    let _ = fs::remove_dir_all(folder);
+                }
+            }
+            // SAFETY: a function of ours with atexit's signature.
+            unsafe { libc::atexit(remove) };
+            path.to_str().unwrap().to_owned()
+        })
+    }
+}
+
+static FOLDER: OnceLock<String> = OnceLock::new();
+
+impl std::ops::Deref for Runtime {
+    type Target = str;
+    fn deref(&self) -> &str {
+        Runtime::path()
+    }
+}
+
+impl std::fmt::Display for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(Runtime::path())
+    }
+}
 
 /// A link named `eatmydata-runtime` to the command under test, in `dir`.
 pub fn runtime_in(dir: &Path) -> PathBuf {

@@ -370,6 +370,35 @@ pub fn locate_for(caller: Caller) -> Result<Located, Error> {
     }
 }
 
+/// The real path of the file at `path` when it passes the rule for the
+/// caller (for root: root's alone, in a chain of root's folders, none
+/// sticky): what `configure` and `install` may register for an engine to
+/// run; `Err` says why not.
+pub fn safe_file(path: &Path) -> Result<PathBuf, String> {
+    let path = match path.is_absolute() {
+        true => path.to_owned(),
+        false => env::current_dir().map_err(|e| e.to_string())?.join(path),
+    };
+    real::file(&path, &Trust::caller()).map_err(|refused| match refused {
+        real::Refused::Absent => format!("{} is not there", path.display()),
+        real::Refused::Unsafe(why) => why,
+    })
+}
+
+/// Whether the folder at `path` (absolute), or the nearest one above it
+/// that exists, passes the rule for the caller: a place to make root's
+/// files in. `Err` says why not.
+pub fn safe_folder(path: &Path) -> Result<(), String> {
+    let existing = path
+        .ancestors()
+        .find(|p| p.exists())
+        .unwrap_or(Path::new("/"));
+    trust::open(existing, &Trust::caller(), trust::Shared::Refused, |_| {
+        Ok(())
+    })
+    .map(drop)
+}
+
 /// The line `--version` gives about the library this command carries.
 pub fn carried_line() -> String {
     if carried() {

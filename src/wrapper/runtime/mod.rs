@@ -20,6 +20,7 @@
 mod account;
 mod barrier;
 mod bundle;
+mod check;
 mod configure;
 mod edit;
 mod help;
@@ -151,6 +152,9 @@ pub fn main(argv: Vec<OsString>) -> std::ffi::c_int {
     let mut args = argv.into_iter().skip(1).peekable();
     if args.peek().is_some_and(|a| a == "configure") {
         return configure::run(args.skip(1).collect());
+    }
+    if args.peek().is_some_and(|a| a == "check") {
+        return check::run(args.skip(1).collect());
     }
     if args.peek().is_some_and(|a| a == "report") {
         return account::report(args.skip(1).collect());

@@ -44,7 +44,7 @@ fn containerd_reads_the_runtime_and_the_default_it_registered() {
             "--config",
             path,
             "--runtime-path",
-            RUNTIME,
+            &*RUNTIME,
         ],
     );
     let after = containerd_dump(&config);

@@ -47,7 +47,7 @@ fn a_file_it_cannot_parse_is_left_byte_for_byte_with_status_65() {
             "--config",
             config,
             "--runtime-path",
-            RUNTIME,
+            &*RUNTIME,
         ];
         fs::write(&path, broken).unwrap();
         let refused = configure(dir.path(), &args);
@@ -95,7 +95,7 @@ fn a_missing_file_is_made_with_its_folder_and_eatmydatas_keys_alone() {
         let config = path.to_str().unwrap();
         let said = configure_ok(
             dir.path(),
-            &[engine, "--config", config, "--runtime-path", RUNTIME],
+            &[engine, "--config", config, "--runtime-path", &*RUNTIME],
         );
         assert!(said.contains(&format!("Made {config}.")), "{said}");
         assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o644);
@@ -216,7 +216,7 @@ fn a_config_behind_a_link_is_edited_where_it_lives() {
             "--config",
             config.to_str().unwrap(),
             "--runtime-path",
-            RUNTIME,
+            &*RUNTIME,
         ],
     );
     assert_eq!(
@@ -226,7 +226,7 @@ fn a_config_behind_a_link_is_edited_where_it_lives() {
     assert!(
         fs::read_to_string(dir.join("real/daemon.json"))
             .unwrap()
-            .contains(RUNTIME)
+            .contains(&*RUNTIME)
     );
     assert_eq!(
         fs::read_to_string(dir.join("real/daemon.json.bak-eatmydata")).unwrap(),
@@ -274,7 +274,7 @@ fn a_file_it_cannot_read_or_write_is_status_125_and_changes_nothing() {
             "--config",
             config.to_str().unwrap(),
             "--runtime-path",
-            RUNTIME,
+            &*RUNTIME,
         ],
     );
     let stderr = String::from_utf8_lossy(&output.stderr);

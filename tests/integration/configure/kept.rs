@@ -45,7 +45,7 @@ fn registered_twice(
         "--config",
         config,
         "--runtime-path",
-        RUNTIME,
+        &*RUNTIME,
     ];
     args.extend(extra);
     let said = configure_ok(dir.path(), &args);
@@ -125,7 +125,7 @@ fn podmans_containers_conf_keeps_every_byte_not_its_own() {
 #[test]
 fn dockers_daemon_json_keeps_every_key_not_its_own_in_order() {
     let dir = TempDir::new("configure-docker");
-    let real = ["--real-runtime", "crun"];
+    let real = ["--real-runtime", "runc"];
     let new = registered_twice(&dir, "docker", "daemon.json", DAEMON_JSON, &real);
     // JSON has no comments; each key of the user's keeps its value, its
     // place and its lines, but for the commas JSON puts between entries.
@@ -138,7 +138,7 @@ fn dockers_daemon_json_keeps_every_key_not_its_own_in_order() {
             "        \"eatmydata\": {",
             &format!("            \"path\": \"{RUNTIME}\","),
             "            \"runtimeArgs\": [",
-            "                \"--eatmydata-runtime=crun\"",
+            "                \"--eatmydata-runtime=runc\"",
             "            ]",
             // (the old closing brace of nvidia's entry closes ours)
             "    \"storage-driver\": \"overlay2\",",

@@ -55,7 +55,7 @@ fn a_fifo_a_folder_or_a_device_as_config_is_refused_at_once() {
     ] {
         for engine in ["docker", "containerd"] {
             let config = path.to_str().unwrap();
-            let args = [engine, "--config", config, "--runtime-path", RUNTIME];
+            let args = [engine, "--config", config, "--runtime-path", &*RUNTIME];
             let output = ended(&runtime, &args);
             let stderr = String::from_utf8_lossy(&output.stderr);
             assert_eq!(output.status.code(), Some(125), "{stderr}");
@@ -92,7 +92,7 @@ fn a_fifo_a_folder_or_a_device_as_config_is_refused_at_once() {
             "--config",
             fifo.to_str().unwrap(),
             "--runtime-path",
-            RUNTIME,
+            &*RUNTIME,
         ],
     );
     assert!(output.status.success());
@@ -105,7 +105,7 @@ fn a_fifo_a_folder_or_a_device_as_config_is_refused_at_once() {
             "--config",
             fifo.to_str().unwrap(),
             "--runtime-path",
-            RUNTIME,
+            &*RUNTIME,
         ],
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -170,4 +170,77 @@ fn a_planted_eatmydata_runtime_is_not_registered() {
     fs::remove_file(&planted).unwrap();
     symlink("eatmydata", &planted).unwrap();
     assert!(run(&named).status.success());
+}
+
+#[test]
+fn a_runtime_path_missing_another_users_or_with_a_control_character_is_refused() {
+    let dir = TempDir::new("configure-runtime-path");
+    let config = dir.join("daemon.json");
+    let config = config.to_str().unwrap();
+    let refused = |path: &Path| {
+        let output = configure(
+            dir.path(),
+            &[
+                "docker",
+                "--config",
+                config,
+                "--runtime-path",
+                path.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(
+            output.status.code(),
+            Some(78),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            !Path::new(config).exists(),
+            "written for {}",
+            path.display()
+        );
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    // Not there: before, registered unchecked.
+    let missing = dir.join("nowhere/eatmydata-runtime");
+    assert!(refused(&missing).contains(": it does not exist;"));
+    // This command's bytes, but another user's file: they could swap it.
+    let theirs = dir.join("theirs");
+    fs::create_dir(&theirs).unwrap();
+    let copy = theirs.join("eatmydata-runtime");
+    fs::copy(command(), &copy).unwrap();
+    std::os::unix::fs::chown(&copy, Some(65534), Some(65534)).unwrap();
+    let why = refused(&copy);
+    assert!(
+        why.contains(&format!(
+            "an engine must not run it from there: {} belongs to user 65534",
+            copy.display()
+        )),
+        "{why}"
+    );
+    // A newline in the path: a directive in docker.service's drop-in.
+    let odd = dir.join("odd\nExecStartPre=true");
+    fs::create_dir(&odd).unwrap();
+    let copy = odd.join("eatmydata-runtime");
+    fs::copy(command(), &copy).unwrap();
+    assert!(refused(&copy).contains("its path holds a control character"));
+    // The control: the same copy, root's, in a folder of root's.
+    let ours = dir.join("ours/eatmydata-runtime");
+    fs::create_dir(ours.parent().unwrap()).unwrap();
+    fs::copy(command(), &ours).unwrap();
+    let output = configure(
+        dir.path(),
+        &[
+            "docker",
+            "--config",
+            config,
+            "--runtime-path",
+            ours.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }

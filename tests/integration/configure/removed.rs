@@ -18,7 +18,7 @@ fn registered_then_removed(engine: &str, theirs: &str, extra: &[&str]) -> String
     let config = path.to_str().unwrap();
     let mut args = vec![engine, "--config", config];
     let mut register = args.clone();
-    register.extend(["--default", "--runtime-path", RUNTIME]);
+    register.extend(["--default", "--runtime-path", &*RUNTIME]);
     register.extend(extra);
     configure_ok(dir.path(), &register);
     let registered = fs::read_to_string(&path).unwrap();
@@ -61,7 +61,7 @@ fn containerd_podman_and_crio_files_come_back_byte_for_byte() {
 
 #[test]
 fn dockers_daemon_json_comes_back_but_for_runc_as_the_default() {
-    let real = ["--real-runtime", "crun"];
+    let real = ["--real-runtime", "runc"];
     let removed = registered_then_removed("docker", DAEMON_JSON, &real);
     // dockerd keeps a key that goes missing on reload: runc, said.
     let expected = DAEMON_JSON.replace(
@@ -79,7 +79,7 @@ fn a_file_registration_made_goes_again_its_backup_kept() {
         let config = path.to_str().unwrap();
         configure_ok(
             dir.path(),
-            &[engine, "--config", config, "--runtime-path", RUNTIME],
+            &[engine, "--config", config, "--runtime-path", &*RUNTIME],
         );
         let made = fs::read_to_string(&path).unwrap();
         let said = configure_ok(dir.path(), &[engine, "--config", config, "--remove"]);

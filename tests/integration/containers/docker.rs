@@ -19,6 +19,9 @@ use super::engine::{
 use super::image::{OWN_PRELOAD, test_image};
 use crate::loopfs::LoopFs;
 
+#[path = "docker_anywhere.rs"]
+mod anywhere; // configure docker --default run from /tmp: a copy of root's registered, every container eaten
+
 /// The storage driver: overlay2 works on this machine's ext4 root (and is
 /// dockerd's own first choice there).
 const STORAGE_DRIVER: &str = "overlay2";
@@ -37,6 +40,12 @@ pub struct Docker {
 
 impl Docker {
     pub fn start() -> Docker {
+        Docker::start_registered(|config| register("docker", config))
+    }
+
+    /// The same, the runtime registered in its daemon.json (given, with a
+    /// key of the test's own) by `configure`, as the test does it.
+    pub fn start_registered(configure: impl FnOnce(&Path)) -> Docker {
         let image = test_image();
         let lock = StoreLock::take("docker");
         let data_root = Path::new(CACHE).join("docker");
@@ -49,7 +58,7 @@ impl Docker {
         let config = dir.join("daemon.json");
         let json = format!("{{\n  \"storage-driver\": \"{STORAGE_DRIVER}\"\n}}\n");
         fs::write(&config, json).expect("write daemon.json");
-        register("docker", &config);
+        configure(&config);
         let dockerd = Dockerd::start(
             dir.path(),
             &config,

@@ -31,18 +31,28 @@ pub enum Error {
         path: PathBuf,
         why: String,
     },
+    /// This command could not be copied where root may run it.
+    Copy(String),
+    /// The runtime to register failed its check: no engine file changed.
+    Check {
+        path: PathBuf,
+        why: String,
+    },
 }
 
 impl Error {
     /// 2 for usage, 65 (sysexits' EX_DATAERR) for a file it cannot parse,
-    /// 78 (EX_CONFIG) for a runtime path that is not this command, 125 for
-    /// the rest, as the command's own failures.
+    /// 78 (EX_CONFIG) for a runtime path that is not this command (or not
+    /// one root may run, or not a path to write), 69 (EX_UNAVAILABLE) for a
+    /// runtime that failed its check, 125 for the rest, as the command's
+    /// own failures.
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Usage(_) => 2,
             Error::Unparsable { .. } => 65,
             Error::NotThisProgram { .. } => 78,
-            Error::Io { .. } | Error::NotAFile { .. } => 125,
+            Error::Check { .. } => crate::runtime::check::FAILED,
+            Error::Io { .. } | Error::NotAFile { .. } | Error::Copy(_) => 125,
         }
     }
 }
@@ -74,6 +84,16 @@ impl fmt::Display for Error {
                 f,
                 "configure: will not register {}: {why}; nothing was written. Remove it, \
                  or make it a link to this command, or give --runtime-path",
+                path.display()
+            ),
+            Error::Copy(why) => write!(
+                f,
+                "configure: cannot copy this command where root may run it: {why}; \
+                 nothing was registered"
+            ),
+            Error::Check { path, why } => write!(
+                f,
+                "configure: {} check failed, so no engine file was changed:\n{why}",
                 path.display()
             ),
         }

@@ -121,12 +121,12 @@ pub fn replace(path: &Path, old: Option<&[u8]>, contents: &[u8]) -> Result<Optio
     let backup = match (&owner, old) {
         (Some(meta), Some(old)) => {
             let backup = backup_of(&target);
-            write_renamed(&backup, old, Some(meta)).map_err(io("write", &backup))?;
+            write_renamed(&backup, old, Some(meta), 0o644).map_err(io("write", &backup))?;
             Some(backup)
         }
         _ => None,
     };
-    write_renamed(&target, contents, owner.as_ref()).map_err(io("write", &target))?;
+    write_renamed(&target, contents, owner.as_ref(), 0o644).map_err(io("write", &target))?;
     Ok(backup)
 }
 
@@ -141,7 +141,7 @@ pub fn remove(path: &Path, old: &[u8]) -> Result<PathBuf, Error> {
     let target = fs::canonicalize(path).map_err(io("find", path))?;
     let meta = fs::metadata(&target).map_err(io("read", &target))?;
     let backup = backup_of(&target);
-    write_renamed(&backup, old, Some(&meta)).map_err(io("write", &backup))?;
+    write_renamed(&backup, old, Some(&meta), 0o644).map_err(io("write", &backup))?;
     fs::remove_file(&target).map_err(io("remove", &target))?;
     if let Some(folder) = target.parent() {
         File::open(folder)
@@ -158,17 +158,26 @@ fn backup_of(target: &Path) -> PathBuf {
 }
 
 /// Writes `contents` to a new file beside `path` with `like`'s mode and
-/// owner (0644 and ours for a new file), flushes it, and renames it over
-/// `path`; the temporary file goes on failure.
-fn write_renamed(path: &Path, contents: &[u8], like: Option<&fs::Metadata>) -> io::Result<()> {
+/// owner (`mode` and ours for a new file), flushes it, and renames it over
+/// `path`; the temporary file goes on failure. The one atomic writer of
+/// `configure` and the node installer (engine files, the command copied).
+pub fn write_renamed(
+    path: &Path,
+    contents: &[u8],
+    like: Option<&fs::Metadata>,
+    mode: u32,
+) -> io::Result<()> {
     let mut name = path.as_os_str().to_owned();
     name.push(format!(".eatmydata-{}.tmp", std::process::id()));
     let temp = PathBuf::from(name);
     let written = (|| {
+        // One of ours left by a run that was killed.
+        let _ = fs::remove_file(&temp);
         let mut file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&temp)?;
         file.write_all(contents)?;
         match like {
@@ -176,7 +185,7 @@ fn write_renamed(path: &Path, contents: &[u8], like: Option<&fs::Metadata>) -> i
                 std::os::unix::fs::fchown(&file, Some(meta.uid()), Some(meta.gid()))?;
                 file.set_permissions(fs::Permissions::from_mode(meta.mode() & 0o7777))?;
             }
-            None => file.set_permissions(fs::Permissions::from_mode(0o644))?,
+            None => file.set_permissions(fs::Permissions::from_mode(mode))?,
         }
         file.sync_all()?;
         fs::rename(&temp, path)
@@ -186,7 +195,7 @@ fn write_renamed(path: &Path, contents: &[u8], like: Option<&fs::Metadata>) -> i
         return written;
     }
     // The rename lasts once the folder is on the disk too.
-    if let Some(folder) = path.parent() {
+    if let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) {
         File::open(folder)?.sync_all()?;
     }
     Ok(())

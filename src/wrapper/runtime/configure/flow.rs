@@ -29,6 +29,7 @@ pub fn register(request: &Request) -> Result<(), Error> {
         .engine
         .register(text, &want)
         .map_err(|why| unparsable(&config, why))?;
+    prove(request, &runtime)?;
     let unchanged = format!("already registers {REGISTERED} as asked");
     let changed = apply(request, &config, old.as_deref(), Some(&new), &unchanged)?;
     let mut drop_in = false;
@@ -73,6 +74,27 @@ pub fn remove(request: &Request) -> Result<(), Error> {
         tell_reload(request, &config, after, &how);
     }
     Ok(())
+}
+
+/// Runs the runtime's `check`, as the file registered, before any file
+/// changes (not in a dry run, which writes nothing, not even the library).
+fn prove(request: &Request, runtime: &Path) -> Result<(), Error> {
+    if request.dry_run {
+        println!("Would run {} check first.", runtime.display());
+        return Ok(());
+    }
+    let real = request.real_runtime.as_deref();
+    match crate::runtime::check::prove(Path::new("/"), runtime, real) {
+        Ok(said) => {
+            let ready = said.lines().last().unwrap_or_default();
+            println!("{} check: {ready}", runtime.display());
+            Ok(())
+        }
+        Err(why) => Err(Error::Check {
+            path: runtime.to_owned(),
+            why,
+        }),
+    }
 }
 
 fn unparsable(config: &Path, why: String) -> Error {

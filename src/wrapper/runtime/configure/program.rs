@@ -6,30 +6,60 @@
 
 use std::fs::{self, File};
 use std::io::{self, Read};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::args::Request;
 use super::{Error, RUNTIME_FILE};
 
-/// The `eatmydata-runtime` the engine is to run: `--runtime-path`, or the
-/// one beside the running command, made as a link to it when missing
-/// (said, and not in a dry run); either checked to be this command.
+/// The `eatmydata-runtime` the engine is to run: `--runtime-path` (which
+/// must exist and be this command), or the one beside the running
+/// command, made as a link to it when missing (said, and not in a dry
+/// run); either checked to be this command and to pass the rule of
+/// `library/` for the caller (for root: root's, in root's folders). Where
+/// this command does not pass it, a copy in root's place for it
+/// (`/usr/local/eatmydata/bin/`, or `EATMYDATA_HOME/bin/`), made as the
+/// node installer makes its own, said.
 pub fn runtime_path(request: &Request) -> Result<PathBuf, Error> {
     let Some(exe) = crate::library::this_program() else {
         return Err(Error::Usage(
             "configure: cannot tell where this command is (no /proc?); give --runtime-path".into(),
         ));
     };
-    let checked = |path: PathBuf| match check(&path, &exe) {
+    let path = chosen(request, &exe)?;
+    if let Some(at) = path
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .position(|b| b.is_ascii_control())
+    {
+        return Err(Error::NotThisProgram {
+            path: path.clone(),
+            why: format!(
+                "its path holds a control character (byte {at}), which would be written into \
+                 the engine's files"
+            ),
+        });
+    }
+    Ok(path)
+}
+
+fn chosen(request: &Request, exe: &Path) -> Result<PathBuf, Error> {
+    let checked = |path: PathBuf| match check(&path, exe).and_then(|()| safe(&path)) {
         Ok(()) => Ok(path),
         Err(why) => Err(Error::NotThisProgram { path, why }),
     };
     if let Some(path) = &request.runtime_path {
         if path.symlink_metadata().is_err() {
-            println!("Note: {} does not exist yet.", path.display());
-            return Ok(path.clone());
+            return Err(Error::NotThisProgram {
+                path: path.clone(),
+                why: "it does not exist".into(),
+            });
         }
         return checked(path.clone());
+    }
+    if let Err(why) = crate::library::safe_file(exe) {
+        return copied(request, exe, &why);
     }
     let (Some(folder), Some(name)) = (exe.parent(), exe.file_name()) else {
         return Err(Error::Usage(format!(
@@ -60,6 +90,46 @@ pub fn runtime_path(request: &Request) -> Result<PathBuf, Error> {
         Path::new(name).display()
     );
     Ok(beside)
+}
+
+/// Whether the file at `path` passes the rule for the caller.
+fn safe(path: &Path) -> Result<(), String> {
+    crate::library::safe_file(path)
+        .map(drop)
+        .map_err(|why| format!("an engine must not run it from there: {why}"))
+}
+
+/// This command copied to root's place for it (the node installer's
+/// copier), because `exe` is where root must not run it from (`why`):
+/// the copy's `eatmydata-runtime`.
+fn copied(request: &Request, exe: &Path, why: &str) -> Result<PathBuf, Error> {
+    let prefix = match std::env::var_os(crate::library::HOME).map(PathBuf::from) {
+        Some(home) if home.is_absolute() => home,
+        _ => PathBuf::from(crate::runtime::install::PREFIX),
+    };
+    let runtime = prefix.join("bin").join(RUNTIME_FILE);
+    println!(
+        "This command is at {}, where an engine must not run it from ({why}): \
+         copying it where only root may change it.",
+        exe.display(),
+    );
+    crate::library::safe_folder(&prefix).map_err(Error::Copy)?;
+    if request.dry_run {
+        println!("Would copy it to {}, and register that.", runtime.display());
+        return Ok(runtime);
+    }
+    let prefix = prefix
+        .to_str()
+        .ok_or_else(|| Error::Usage(format!("configure: {} is not UTF-8", prefix.display())))?;
+    let made = crate::runtime::install::copy_to(Path::new("/"), prefix)
+        .map_err(|error| Error::Copy(error.to_string()))?;
+    let made = PathBuf::from(made);
+    safe(&made).map_err(|why| Error::NotThisProgram {
+        path: made.clone(),
+        why,
+    })?;
+    println!("Registering the copy, {}.", made.display());
+    Ok(made)
 }
 
 /// Places the library for the runtime at `runtime` (decision D1: a

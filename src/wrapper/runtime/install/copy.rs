@@ -1,9 +1,13 @@
 //! This command onto the host, in a folder of ours next to nothing of the
 //! host's: `/usr/local/eatmydata/bin/eatmydata`, and `eatmydata-runtime`
 //! beside it, a link to it (the name makes it the runtime). The library
-//! goes where D1's `locate()` looks for a command there: under
+//! goes where `locate()` looks for a command there: under
 //! `/usr/local/eatmydata/lib/eatmydata/`. Uninstall removes exactly
 //! these, then the folders if empty.
+//!
+//! The one copier of the runtime file: `configure` copies this command
+//! the same way ([`install_in`], into `EATMYDATA_HOME` when set) when it
+//! lives where root must not run it from.
 
 use std::fs;
 use std::io::{self, Read};
@@ -15,44 +19,52 @@ use super::{Error, register};
 use crate::runtime::NAME as RUNTIME_FILE;
 
 /// Our prefix on the host.
-const PREFIX: &str = "/usr/local/eatmydata";
+pub const PREFIX: &str = "/usr/local/eatmydata";
 /// The command, as the host sees it.
 pub const COMMAND: &str = "/usr/local/eatmydata/bin/eatmydata";
-/// The runtime the engine is given, as the host sees it.
-pub const RUNTIME: &str = "/usr/local/eatmydata/bin/eatmydata-runtime";
 
 /// Copies this command and makes the link, where not there already; the
 /// runtime's path, as the host sees it.
-pub fn install(host: &Host) -> Result<&'static str, Error> {
+pub fn install(host: &Host) -> Result<String, Error> {
+    install_in(host, PREFIX)
+}
+
+/// The same in `prefix` (a host's absolute path): `prefix/bin/eatmydata`,
+/// the link `prefix/bin/eatmydata-runtime`, the library placed in
+/// `prefix/lib/eatmydata/`.
+pub fn install_in(host: &Host, prefix: &str) -> Result<String, Error> {
     let ours = crate::library::this_program()
         .ok_or_else(|| Error::Engine("cannot tell where this command is (no /proc?)".into()))?;
     let bytes = fs::read(&ours).map_err(Error::io("read", &ours))?;
-    let bin = host.own_folder(&format!("{PREFIX}/bin"))?;
-    let command = bin.join("eatmydata");
-    if read_no_link(&command)?.as_deref() == Some(&bytes[..]) {
-        println!("{COMMAND} is this command already.");
+    let bin = host.own_folder(&format!("{prefix}/bin"))?;
+    let (command, runtime) = (
+        format!("{prefix}/bin/eatmydata"),
+        format!("{prefix}/bin/{RUNTIME_FILE}"),
+    );
+    if read_no_link(&bin.join("eatmydata"))?.as_deref() == Some(&bytes[..]) {
+        println!("{command} is this command already.");
     } else {
-        register::write(&command, &bytes, 0o755)?;
-        println!("Copied this command to {COMMAND}.");
+        register::write(&bin.join("eatmydata"), &bytes, 0o755)?;
+        println!("Copied this command to {command}.");
     }
     let link = bin.join(RUNTIME_FILE);
     match fs::read_link(&link) {
         Ok(target) if target == Path::new("eatmydata") => {}
         Ok(_) | Err(_) if link.symlink_metadata().is_ok() => {
             fs::remove_file(&link).map_err(Error::io("remove", &link))?;
-            make_link(&link)?;
+            make_link(&link, &runtime)?;
         }
-        _ => make_link(&link)?,
+        _ => make_link(&link, &runtime)?,
     }
-    let placed = crate::library::place(host.root(), Path::new(COMMAND))
+    let placed = crate::library::place(host.root(), Path::new(&command))
         .map_err(|error| Error::Engine(error.to_string()))?;
     println!("The library is in {}.", placed.display());
-    Ok(RUNTIME)
+    Ok(runtime)
 }
 
-fn make_link(link: &Path) -> Result<(), Error> {
+fn make_link(link: &Path, runtime: &str) -> Result<(), Error> {
     std::os::unix::fs::symlink("eatmydata", link).map_err(Error::io("make the link", link))?;
-    println!("Made {RUNTIME}, a link to eatmydata.");
+    println!("Made {runtime}, a link to eatmydata.");
     Ok(())
 }
 

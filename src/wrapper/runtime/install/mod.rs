@@ -29,6 +29,13 @@ use std::io;
 use std::path::PathBuf;
 
 pub use args::HELP;
+pub use copy::PREFIX;
+
+/// This command copied into `prefix` under `root` as the installer copies
+/// it (`configure`'s copier too): the runtime's path, as the host sees it.
+pub fn copy_to(root: &std::path::Path, prefix: &str) -> Result<String, Error> {
+    copy::install_in(&Host::new(root)?, prefix)
+}
 use args::{Engine, Request};
 use host::Host;
 
@@ -48,14 +55,22 @@ pub enum Error {
     },
     /// The engine, or the machine, is not as the step needs.
     Engine(String),
+    /// The runtime copied failed its check (`eatmydata-runtime check`):
+    /// its path, and why; no engine file was changed.
+    Check {
+        runtime: String,
+        why: String,
+    },
 }
 
 impl Error {
-    /// 2 for usage, 65 for a file left alone, 125 for the rest.
+    /// 2 for usage, 65 for a file left alone, 69 for a runtime that
+    /// failed its check, 125 for the rest.
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Usage(_) => 2,
             Error::Unparsable { .. } => 65,
+            Error::Check { .. } => super::check::FAILED,
             Error::Io { .. } | Error::Engine(_) => 125,
         }
     }
@@ -88,6 +103,10 @@ impl fmt::Display for Error {
                 crate::error::plain(error)
             ),
             Error::Engine(message) => write!(f, "{message}"),
+            Error::Check { runtime, why } => write!(
+                f,
+                "{runtime} check failed, so no engine file was changed:\n{why}"
+            ),
         }
     }
 }
@@ -121,7 +140,17 @@ fn install(request: &Request) -> Result<(), Error> {
     };
     let mut record = state::read(&host)?;
     let runtime = copy::install(&host)?;
-    let changes = register::plan(engine, &host, runtime)?;
+    let changes = register::plan(engine, &host, &runtime)?;
+    // Proved, as the file the engine will run, before any file changes.
+    let said =
+        super::check::prove(host.root(), &host.at(&runtime), None).map_err(|why| Error::Check {
+            runtime: runtime.clone(),
+            why,
+        })?;
+    println!(
+        "{runtime} check: {}",
+        said.lines().last().unwrap_or("ready")
+    );
     let changed = !changes.is_empty();
     for change in &changes {
         let new = change.new.as_deref().unwrap_or_default();

@@ -11,8 +11,8 @@
 //! dockerd: `daemon.json`.
 
 use std::fs;
-use std::io::{self, Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use toml_edit::Item;
@@ -247,36 +247,11 @@ pub fn read(host: &Host, path: &str) -> Result<Option<String>, Error> {
 }
 
 /// Writes `bytes` to a new file beside `path` and renames it over; an
-/// existing file's mode and owner kept, else `mode`.
+/// existing file's mode and owner kept, else `mode` (`configure`'s writer).
 pub fn write(path: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
-    let mut name = path.as_os_str().to_owned();
-    name.push(format!(".eatmydata-{}.tmp", std::process::id()));
-    let temp = Path::new(&name);
     let like = fs::symlink_metadata(path).ok().filter(|m| m.is_file());
-    let written = (|| {
-        let _ = fs::remove_file(temp);
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(temp)?;
-        file.write_all(bytes)?;
-        match &like {
-            Some(meta) => {
-                std::os::unix::fs::fchown(&file, Some(meta.uid()), Some(meta.gid()))?;
-                file.set_permissions(fs::Permissions::from_mode(meta.mode() & 0o7777))?;
-            }
-            None => file.set_permissions(fs::Permissions::from_mode(mode))?,
-        }
-        file.sync_all()?;
-        fs::rename(temp, path)
-    })();
-    if let Err(error) = written {
-        let _ = fs::remove_file(temp);
-        return Err(Error::io("write", path)(error));
-    }
-    Ok(())
+    configure::file::write_renamed(path, bytes, like.as_ref(), mode)
+        .map_err(Error::io("write", path))
 }
 
 #[cfg(test)]

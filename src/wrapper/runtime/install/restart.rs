@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use super::args::{Engine, Request, Restart};
 use super::host::Host;
 use super::{Error, engine_name};
+use crate::runtime::configure::reload::Dockerd;
 
 /// How long an engine may take to stop on SIGTERM.
 const STOP: Duration = Duration::from_secs(60);
@@ -36,15 +37,20 @@ pub fn engine(engine: Engine, host: &Host, request: &Request) -> Result<(), Erro
         }
         Restart::Systemd => systemd(engine, reload),
         Restart::PidFile { file, start } => {
+            if reload {
+                // configure's reload: the pid checked through a pidfd to be
+                // a dockerd, then SIGHUP, once it answers.
+                let dockerd = Dockerd::find(file).map_err(Error::Engine)?;
+                super::wait::until_answers(engine, host, request)?;
+                dockerd.reload().map_err(|error| {
+                    Error::Engine(format!("cannot signal {}: {error}", dockerd.pid))
+                })?;
+                println!("Reloaded {name} (SIGHUP to {}).", dockerd.pid);
+                return Ok(());
+            }
             let pid = live_pid(file, engine)?.ok_or_else(|| {
                 Error::Engine(format!("{}: no running {name} to restart", file.display()))
             })?;
-            if reload {
-                super::wait::until_answers(engine, host, request)?;
-                signal(pid, libc::SIGHUP)?;
-                println!("Reloaded {name} (SIGHUP to {pid}).");
-                return Ok(());
-            }
             signal(pid, libc::SIGTERM)?;
             let deadline = Instant::now() + STOP;
             while alive(pid) {

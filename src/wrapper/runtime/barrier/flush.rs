@@ -74,7 +74,9 @@ fn is_overlay(file: &File) -> bool {
     let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: a descriptor of ours and a statfs to fill.
     let done = unsafe { libc::fstatfs(file.as_raw_fd(), &mut stat) };
-    done == 0 && stat.f_type == libc::OVERLAYFS_SUPER_MAGIC
+    // As u64: f_type is a signed long on glibc, an unsigned one on musl
+    // (the released single file).
+    done == 0 && stat.f_type as u64 == libc::OVERLAYFS_SUPER_MAGIC as u64
 }
 
 /// A descriptor for reading `path`, a folder or a regular file, opened

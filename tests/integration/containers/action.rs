@@ -449,6 +449,8 @@ fn the_actions_apt_step_puts_dpkg_under_eatmydata() {
          printf 'Package: eatmydata-action-test\\nVersion: 1\\nArchitecture: all\\nMaintainer: t <t@t>\\nDescription: t\\n' > /tmp/pkg/DEBIAN/control
          dpkg-deb --build /tmp/pkg /tmp/eatmydata-action-test.deb >/dev/null",
     );
+    let listing = "ls -lA /usr/local/bin /etc/apt/apt.conf.d";
+    let before = chroot(&root, listing);
     let control = apt_install(&fs, &root);
     let said = chroot(&root, "sh /tmp/apt.sh /usr/local '' 2>&1");
     assert!(said.contains("dpkg under eatmydata"), "{said}");
@@ -461,4 +463,13 @@ fn the_actions_apt_step_puts_dpkg_under_eatmydata() {
         "apt-get install after the action's apt step",
     );
     assert!(chroot(&root, "dpkg --verify eatmydata-action-test").is_empty());
+
+    // The post step's half: the link and apt's setting gone, the
+    // folders as they were, and dpkg flushing again.
+    let said = chroot(&root, "sh /tmp/apt.sh /usr/local '' remove 2>&1");
+    assert!(said.contains("dpkg as before"), "{said}");
+    assert_eq!(chroot(&root, listing), before);
+    let after = apt_install(&fs, &root);
+    eprintln!("action apt: {after} flushes after apt.sh remove");
+    assert!(after * 20 > control, "still eaten after remove: {after}");
 }

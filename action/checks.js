@@ -98,13 +98,16 @@ function systemdDocker() {
 // A Docker to register with: the client, a daemon that answers, and a
 // dockerd to reload (through its pid file, or docker.service).
 function docker(given) {
-  const client = spawnSync('docker', ['version', '--format', '{{.Server.Version}}'], {
-    encoding: 'utf8',
-    timeout: 30000,
-  });
-  if (client.error && client.error.code === 'ENOENT') {
+  const found = (process.env.PATH || '')
+    .split(':')
+    .some((dir) => dir !== '' && fs.statSync(path.join(dir, 'docker'), { throwIfNoEntry: false })?.isFile());
+  if (!found) {
     throw new Refused('no docker on this runner: set `docker: false` in the step\'s `with:` (apt still runs under eatmydata)');
   }
+  // As the steps run it: root's, through sudo when not root.
+  const version = ['docker', 'version', '--format', '{{.Server.Version}}'];
+  const command = isRoot() ? version : ['sudo', '-n', '-E', ...version];
+  const client = spawnSync(command[0], command.slice(1), { encoding: 'utf8', timeout: 30000 });
   if (client.status !== 0) {
     const said = (client.stderr || '').trim().split('\n').pop();
     throw new Refused(`Docker's daemon does not answer (${said}): start it before this step, or set \`docker: false\``);

@@ -48,6 +48,8 @@ async function run() {
       saveState('docker_before', fingerprint(given.dockerConfig));
       saveState('builds', String(given.builds));
       saveState('systemd_dir', given.systemdDir);
+      // Before the step: should it fail half-way, post still takes back.
+      saveState('docker', 'true');
       const said = step('docker.sh', [
         'apply',
         given.prefix,
@@ -57,7 +59,6 @@ async function run() {
         given.systemdDir,
       ]);
       const before = /^running before: (\d+)$/m.exec(said);
-      saveState('docker', 'true');
       saveState('running_before', before ? before[1] : '0');
     }
     if (given.apt) {

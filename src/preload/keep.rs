@@ -136,6 +136,10 @@ fn learn(into: &mut Learned) {
 
 /// Calls `f` with what this process learned, learning it first if need be.
 fn with_learned<R>(f: impl FnOnce(&Learned) -> R) -> R {
+    if STATE.load(Ordering::Acquire) == READY {
+        // SAFETY: READY: written once, before, and never again.
+        return f(unsafe { &*TABLE.0.get() });
+    }
     match STATE.compare_exchange(UNKNOWN, LEARNING, Ordering::Acquire, Ordering::Acquire) {
         Ok(_) => {
             // SAFETY: this thread alone moved UNKNOWN to LEARNING, and
@@ -284,4 +288,39 @@ fn sync_kept(paths: &[u8; PATHS_MAX]) -> bool {
     }
     errno::set(saved);
     all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mount(path: &CStr) -> Option<Mount> {
+        statx_mount(libc::AT_FDCWD, path.as_ptr(), 0)
+    }
+
+    #[test]
+    fn an_open_is_placed_by_its_path_or_the_folder_it_creates_in() {
+        let (root, proc_mount) = (mount(c"/"), mount(c"/proc/self"));
+        assert!(root.is_some() && proc_mount.is_some() && root != proc_mount);
+        assert_eq!(
+            open_mount(libc::AT_FDCWD, c"/proc/self".as_ptr(), 0),
+            proc_mount
+        );
+        let creat = libc::O_CREAT | libc::O_WRONLY;
+        let missing = c"/proc/no-such-file".as_ptr();
+        assert_eq!(open_mount(libc::AT_FDCWD, missing, creat), proc_mount);
+        assert_eq!(open_mount(libc::AT_FDCWD, missing, libc::O_WRONLY), None);
+        let top = c"/no-such-file".as_ptr();
+        assert_eq!(open_mount(libc::AT_FDCWD, top, creat), root);
+        assert_eq!(open_mount(libc::AT_FDCWD, core::ptr::null(), creat), None);
+    }
+
+    #[test]
+    fn entries_resolve_only_when_absolute() {
+        let mut buffer = [0u8; PATHS_MAX];
+        assert_eq!(mount_of_entry(b"/proc", &mut buffer), mount(c"/proc"));
+        assert_eq!(mount_of_entry(b"proc", &mut buffer), None);
+        assert_eq!(mount_of_entry(b"/no/such/place", &mut buffer), None);
+        assert!(c_path(&[b'/'; PATHS_MAX], &mut buffer).is_none());
+    }
 }

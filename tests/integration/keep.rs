@@ -13,11 +13,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{Run, command, probe};
+use crate::common::{Run, command, probe, whole_machine_sync};
 use crate::loopfs::LoopFs;
 
 /// Syncs each probe run makes on each file system.
-const COUNT: &str = "100";
+const COUNT: u32 = 100;
 
 /// The two file systems, and a run counter for fresh file names.
 struct Two {
@@ -37,7 +37,7 @@ impl Two {
 
     /// The flushes on `/a` and `/b` while `probe MODE COUNT A B` runs
     /// under `prefix` (none: without eatmydata), which must succeed.
-    fn flushes(&self, prefix: &[&str], probe: &Path, mode: &str) -> (u64, u64) {
+    fn flushes(&self, prefix: &[&str], probe: &Path, mode: &str, count: u32) -> (u64, u64) {
         let run = self.runs.get() + 1;
         self.runs.set(run);
         let files = [
@@ -53,7 +53,7 @@ impl Two {
             None => Run::new(probe).preload(false),
             Some((_, options)) => Run::new(command()).args(options).arg(probe),
         }
-        .args([mode, COUNT])
+        .args([mode, &count.to_string()])
         .args(&files)
         .run();
         assert!(
@@ -69,17 +69,33 @@ impl Two {
     /// run without syncs) and the verdict: `eaten_a` says which of `/a`
     /// and `/b` is eaten under `options` (the other is kept).
     fn judge(&self, probe: &Path, mode: &str, options: &[&str], eaten_a: bool) {
-        let plain = self.flushes(&[], probe, mode);
-        let quiet = self.flushes(&[], probe, "none");
+        let plain = self.flushes(&[], probe, mode, COUNT);
+        self.judge_against(plain, probe, mode, COUNT, options, eaten_a);
+    }
+
+    /// [`Two::judge`] with the plain run's flushes measured already.
+    fn judge_against(
+        &self,
+        plain: (u64, u64),
+        probe: &Path,
+        mode: &str,
+        count: u32,
+        options: &[&str],
+        eaten_a: bool,
+    ) {
+        let quiet = self.flushes(&[], probe, "none", count);
         let mut prefix = vec!["eatmydata"];
         prefix.extend(options);
-        let under = self.flushes(&prefix, probe, mode);
+        let under = self.flushes(&prefix, probe, mode, count);
         let what =
             format!("{options:?} {mode}: plain {plain:?}, no sync {quiet:?}, under {under:?}");
         let pairs = [(plain.0, quiet.0, under.0), (plain.1, quiet.1, under.1)];
         for (at, (plain, quiet, under)) in pairs.into_iter().enumerate() {
             let syncs = plain.saturating_sub(quiet);
-            assert!(syncs >= 100, "{what}: the control did not flush for real");
+            assert!(
+                syncs >= u64::from(count),
+                "{what}: the control did not flush for real"
+            );
             let made = under.saturating_sub(quiet);
             if (at == 0) == eaten_a {
                 assert!(
@@ -138,6 +154,18 @@ fn a_static_program_keeps_by_mount_through_the_supervisor() {
     let (a, b) = (two.path('a'), two.path('b'));
     two.judge(&static_probe(), "fsync", &["--keep", &b], true);
     two.judge(&static_probe(), "fsync", &["--only", &a], true);
+}
+
+/// `sync()` under `--keep` is a `syncfs` of the kept mount alone. Its
+/// control syncs the whole machine: it runs while no other test counts
+/// flushes, and before this test's own first count (`LoopFs` says why).
+#[test]
+fn sync_under_keep_flushes_the_kept_mount_alone() {
+    let two = Two::new("keep-sync");
+    let probe = dynamic_probe();
+    let plain = whole_machine_sync(|| two.flushes(&[], &probe, "sync", 20));
+    let b = two.path('b');
+    two.judge_against(plain, &probe, "sync", 20, &["--keep", &b], true);
 }
 
 #[test]

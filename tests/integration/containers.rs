@@ -29,6 +29,7 @@ mod dockerfile; // the Dockerfile recipe: the static command copied in, dpkg's s
 mod engine; // the runtime under test and its registration, the engine interface, the flush oracle
 mod image; // the engines' Debian image with servers and probes, made offline once
 pub mod install; // eatmydata-runtime install and uninstall on a node of a folder, its containerd restarted
+mod keep; // keep by mount: EATMYDATA_KEEP in a container, configure docker --keep-binds; beside runc
 mod mariadb; // a MariaDB image with the library mounted keeps its data
 mod musl; // musl images: the library mounted read-only, the static command, root
 mod names; // the report names each container: Docker's and podman's, and when one is counted

@@ -48,7 +48,7 @@ pub fn run(mut args: Vec<OsString>) -> std::ffi::c_int {
         _ => None,
     };
     let named = match our_options(&mut args) {
-        Ok(named) if args.is_empty() => named,
+        Ok(ours) if args.is_empty() => ours.runtime,
         Ok(_) => {
             eprintln!(
                 "eatmydata: check takes no arguments but {}=NAME|PATH and --host-root DIR",
@@ -98,7 +98,7 @@ fn steps(named: Option<OsString>, host_root: Option<&Path>) -> Result<(), String
     let found = library::locate_for(Caller::Runtime).map_err(|error| error.to_string())?;
     println!("Library: {} ({}).", found.path.display(), found.source);
     let mut spec = throw_away();
-    let done = edit::create(&mut spec, Path::new("/nonexistent"), &found.path)?;
+    let done = edit::create(&mut spec, Path::new("/nonexistent"), &found.path, false)?;
     match &done {
         Done::Created {
             library: Ok(()), ..

@@ -18,6 +18,7 @@
 //! the annotation [`APPLIED`] says what was done.
 
 pub mod account;
+pub mod keep;
 pub mod library;
 pub mod preload;
 pub mod program;
@@ -45,6 +46,9 @@ pub struct Learned<'a> {
     pub library: &'a str,
     /// The process's program, read inside the rootfs.
     pub program: preload::Program,
+    /// The destinations of the binds of the user's host folders, when the
+    /// runtime keeps them (`--eatmydata-keep-binds`: `keep.rs`).
+    pub binds: Vec<String>,
 }
 
 /// What an edit did.
@@ -58,6 +62,8 @@ pub enum Done {
         library: Result<(), NoPlace>,
         preload: Result<(), String>,
         answered: Answered,
+        /// The mount destinations whose syncs are kept (`keep.rs`).
+        kept: Vec<String>,
     },
     /// An `exec` process: `LD_PRELOAD` set, or why not.
     Exec { preload: Result<(), String> },
@@ -86,6 +92,7 @@ impl Done {
                 library,
                 preload,
                 answered,
+                kept,
             } => {
                 let mut text = match library {
                     Ok(()) => format!(
@@ -95,6 +102,14 @@ impl Done {
                     ),
                     Err(why) => format!("no library ({}): no LD_PRELOAD", why.describe()),
                 };
+                if !kept.is_empty() {
+                    text += &format!(
+                        ", syncs kept on {} (no seccomp rules: they cannot tell mounts apart, \
+                         so a static program keeps every sync)",
+                        kept.join(" ")
+                    );
+                    return text;
+                }
                 text += &format!(
                     ", {} sync calls answered 0 by seccomp ({})",
                     answered.calls.len(),
@@ -140,15 +155,25 @@ pub fn off(spec: &Value) -> Option<&'static str> {
 /// The `create` edit as the runtime makes it: what the process's program
 /// is, learned inside the rootfs of `bundle`, then [`edit_config`] with
 /// `library`, the host's.
-pub fn create(spec: &mut Value, bundle: &Path, library: &Path) -> Result<Done, String> {
+pub fn create(
+    spec: &mut Value,
+    bundle: &Path,
+    library: &Path,
+    keep_binds: bool,
+) -> Result<Done, String> {
     let source = library
         .to_str()
         .ok_or_else(|| format!("the library's path {} is not UTF-8", library.display()))?;
     let root = program::rootfs(bundle, spec).unwrap_or_default();
     let process = spec.get("process").unwrap_or(&Value::Null);
+    let binds = match keep_binds {
+        true => keep::binds(spec, Path::is_dir),
+        false => vec![],
+    };
     let learned = Learned {
         library: source,
         program: program::learn(&root, &program::binds(spec), process, library),
+        binds,
     };
     edit_config(spec, &learned)
 }
@@ -163,12 +188,18 @@ pub fn exec(process: &mut Value, container: Option<(PathBuf, Value)>) -> Result<
         let root = program::rootfs(&bundle, &spec)?;
         refused = profile_answers_first(&spec);
         let binds = program::binds(&spec);
-        Some(program::learn(&root, &binds, process, library))
+        let program = program::learn(&root, &binds, process, library);
+        Some((program, spec))
     });
     if let (Err(why), Some(_)) = (refused, &program) {
         return Ok(Done::Exec { preload: Err(why) });
     }
-    edit_process(process, program.as_ref())
+    let done = edit_process(process, program.as_ref().map(|(program, _)| program))?;
+    let env = process.get_mut("env").and_then(Value::as_array_mut);
+    if let (true, Some((_, spec)), Some(env)) = (done.changed(), &program, env) {
+        keep::pass_on(env, spec);
+    }
+    Ok(done)
 }
 
 /// Refuses a spec whose fields this edit may touch are not shaped as the
@@ -229,6 +260,7 @@ pub fn edit_config(spec: &mut Value, learned: &Learned) -> Result<Done, String> 
     };
     let fresh = !library::in_spec(spec) && library.is_ok();
     let original = env_of(spec.get("process")).to_vec();
+    let kept = keep::kept(spec, &learned.binds);
     let placed = library
         .map_err(|_| "no library".to_owned())
         .and_then(|()| preload::placed(&learned.program, &original));
@@ -238,7 +270,13 @@ pub fn edit_config(spec: &mut Value, learned: &Learned) -> Result<Done, String> 
     // An error leaves the value half-edited, but it is then never written.
     let linux = spec.entry("linux").or_insert_with(|| json!({}));
     let linux = linux.as_object_mut().ok_or("linux is not an object")?;
-    let answered = seccomp::edit(linux)?;
+    // With a mount kept, the profile is left as it is (its rules cannot
+    // tell mounts apart); what it would answer is still asked, for the
+    // library must not answer 0 what the profile refuses.
+    let answered = match kept.is_empty() {
+        true => seccomp::edit(linux)?,
+        false => seccomp::edit(&mut linux.clone())?,
+    };
     let placed = placed.and_then(|place| answers_first(&answered).map(|()| place));
     if let Ok(place) = placed {
         if let Some(hooks) = spec.get_mut("hooks").filter(|h| !h.is_null()) {
@@ -247,6 +285,13 @@ pub fn edit_config(spec: &mut Value, learned: &Learned) -> Result<Done, String> 
         if let Some(process) = spec.get_mut("process") {
             let process = process.as_object_mut().ok_or("process is not an object")?;
             preload_in(process, place)?;
+            if !kept.is_empty() {
+                let env = process.entry("env").or_insert_with(|| json!([]));
+                keep::name(
+                    env.as_array_mut().ok_or("process.env is not a list")?,
+                    &kept,
+                );
+            }
         }
     }
     let preload = placed.map(|_| ());
@@ -259,6 +304,7 @@ pub fn edit_config(spec: &mut Value, learned: &Learned) -> Result<Done, String> 
         library,
         preload,
         answered,
+        kept,
     };
     let annotations = spec.entry("annotations").or_insert_with(|| json!({}));
     let annotations = annotations

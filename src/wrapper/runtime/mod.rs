@@ -44,6 +44,9 @@ use verbs::{Line, Verb};
 
 /// Our option naming the real runtime.
 const RUNTIME_OPTION: &str = "--eatmydata-runtime";
+/// Our option keeping the syncs on binds of the user's host folders in
+/// every container (`configure ENGINE --keep-binds`: `edit/keep.rs`).
+pub const KEEP_BINDS_OPTION: &str = "--eatmydata-keep-binds";
 /// The variable naming it, where an engine cannot pass our option.
 pub const RUNTIME_VARIABLE: &str = "EATMYDATA_RUNTIME";
 /// The real runtimes looked for in `PATH`, in order.
@@ -177,9 +180,18 @@ pub fn main(argv: Vec<OsString>) -> std::ffi::c_int {
     std::ffi::c_int::from(failure.exit_code())
 }
 
-/// Takes our options off the front of `args`: the real runtime named, if.
-fn our_options(args: &mut Vec<OsString>) -> Result<Option<OsString>, Failure> {
+/// Our options, as given.
+#[derive(Debug, Default, PartialEq)]
+struct Ours {
+    /// The real runtime named, if.
+    runtime: Option<OsString>,
+    keep_binds: bool,
+}
+
+/// Takes our options off the front of `args`.
+fn our_options(args: &mut Vec<OsString>) -> Result<Ours, Failure> {
     let mut named = None;
+    let mut keep_binds = false;
     while let Some(arg) = args.first() {
         let bytes = arg.as_bytes();
         if !bytes.starts_with(b"--eatmydata-") {
@@ -194,14 +206,20 @@ fn our_options(args: &mut Vec<OsString>) -> Result<Option<OsString>, Failure> {
             named = Some(args.remove(0));
         } else if let Some(value) = bytes.strip_prefix(format!("{RUNTIME_OPTION}=").as_bytes()) {
             named = Some(OsStr::from_bytes(value).to_owned());
+        } else if bytes == KEEP_BINDS_OPTION.as_bytes() {
+            keep_binds = true;
         } else {
             return Err(Failure::Usage(format!(
-                "unknown option '{}' (eatmydata-runtime's own options are {RUNTIME_OPTION}=NAME|PATH)",
+                "unknown option '{}' (eatmydata-runtime's own options are \
+                 {RUNTIME_OPTION}=NAME|PATH and {KEEP_BINDS_OPTION})",
                 arg.to_string_lossy()
             )));
         }
     }
-    Ok(named)
+    Ok(Ours {
+        runtime: named,
+        keep_binds,
+    })
 }
 
 /// The real runtime: its path, and the name it was given as (`runc`, or a
@@ -225,7 +243,10 @@ fn real_runtime(named: Option<OsString>) -> Result<(PathBuf, OsString), Failure>
 
 /// Edits what the verb needs, then executes the real runtime.
 fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::Infallible, Failure> {
-    let named = our_options(&mut args)?;
+    let Ours {
+        runtime: named,
+        keep_binds,
+    } = our_options(&mut args)?;
     let Line {
         root,
         log: runtime_log,
@@ -254,7 +275,7 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
                 let library = library::locate_for(library::Caller::Runtime)
                     .map_err(Failure::Command)?
                     .path;
-                let done = edit::create(value, &bundle, &library).map_err(|why| {
+                let done = edit::create(value, &bundle, &library, keep_binds).map_err(|why| {
                     Failure::File(Subject::Container, path.clone(), Problem::Edit(why))
                 })?;
                 // The report file goes beside the library only: where the

@@ -30,6 +30,7 @@ fn config(value: &mut serde_json::Value, library: &Path) -> Result<edit::Done, F
             path: "/bin/prog".into(),
             facts: Ok(facts),
         },
+        binds: vec![],
     };
     edit::edit_config(value, &learned)
         .map_err(|why| Failure::File(Subject::Container, "config.json".into(), Problem::Edit(why)))
@@ -48,21 +49,30 @@ fn its_name_is_the_file_name() {
 #[test]
 fn our_options_come_off_the_front_only() {
     let mut args = strings(&["--eatmydata-runtime=crun", "--root", "/r", "create", "ID"]);
-    assert_eq!(our_options(&mut args).unwrap(), Some("crun".into()));
+    assert_eq!(our_options(&mut args).unwrap().runtime, Some("crun".into()));
     assert_eq!(args, strings(&["--root", "/r", "create", "ID"]));
     let mut spaced = strings(&["--eatmydata-runtime", "/usr/bin/runc", "state", "ID"]);
     assert_eq!(
-        our_options(&mut spaced).unwrap(),
+        our_options(&mut spaced).unwrap().runtime,
         Some("/usr/bin/runc".into())
     );
     assert_eq!(spaced, strings(&["state", "ID"]));
     let mut none = strings(&["--root", "/r", "--eatmydata-runtime=crun"]);
-    assert_eq!(our_options(&mut none).unwrap(), None);
+    assert_eq!(our_options(&mut none).unwrap().runtime, None);
     assert_eq!(
         none.len(),
         3,
         "after the first other argument, all is runc's"
     );
+    let mut both = strings(&[
+        "--eatmydata-keep-binds",
+        "--eatmydata-runtime=crun",
+        "state",
+    ]);
+    let ours = our_options(&mut both).unwrap();
+    assert!(ours.keep_binds && ours.runtime == Some("crun".into()));
+    assert_eq!(both, strings(&["state"]));
+    assert!(!our_options(&mut strings(&["state"])).unwrap().keep_binds);
     let mut unknown = strings(&["--eatmydata-foo", "state"]);
     let failure = our_options(&mut unknown).unwrap_err();
     assert_eq!(failure.exit_code(), 2);

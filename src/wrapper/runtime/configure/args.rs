@@ -32,6 +32,10 @@ Options:
                       (default: runc in PATH, else crun), for docker, which
                       passes it as --eatmydata-runtime=; podman, containerd
                       and CRI-O pass a runtime nothing on every call
+      --keep-binds    keep the syncs on binds of host folders outside the
+                      engine's own storage in every container (docker,
+                      which passes it as --eatmydata-keep-binds); the
+                      rootfs, volumes and tmpfs stay eaten
       --pid-file FILE dockerd's pid file, to tell it to reload (default: its
                       \"pidfile\" setting, else /var/run/docker.pid)
       --docker-version VERSION
@@ -90,6 +94,8 @@ pub struct Request {
     pub config: Option<PathBuf>,
     pub runtime_path: Option<PathBuf>,
     pub real_runtime: Option<String>,
+    /// `--keep-binds`: binds of the user's host folders stay durable.
+    pub keep_binds: bool,
     /// dockerd's pid file, when not the one its settings name.
     pub pid_file: Option<PathBuf>,
     /// Docker's version, when not the one `dockerd --version` says.
@@ -109,6 +115,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Asked, Error> {
         config: None,
         runtime_path: None,
         real_runtime: None,
+        keep_binds: false,
         pid_file: None,
         docker_version: None,
         systemd_dir: None,
@@ -136,6 +143,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Asked, Error> {
             "--remove" => request.remove = true,
             "--default" => request.default = true,
             "--dry-run" => request.dry_run = true,
+            "--keep-binds" => request.keep_binds = true,
             "--config" => request.config = Some(value("--config")?.into()),
             "--runtime-path" => request.runtime_path = Some(value("--runtime-path")?.into()),
             "--real-runtime" => {
@@ -171,7 +179,10 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Asked, Error> {
         )));
     }
     if request.remove
-        && (request.default || request.real_runtime.is_some() || request.runtime_path.is_some())
+        && (request.default
+            || request.real_runtime.is_some()
+            || request.runtime_path.is_some()
+            || request.keep_binds)
     {
         return Err(Error::Usage(
             "configure: --remove takes back the whole registration: no --default, \
@@ -189,6 +200,15 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Asked, Error> {
     {
         return Err(Error::Usage(format!(
             "configure: {option} is for docker alone, not {}",
+            request.engine.name()
+        )));
+    }
+    if request.keep_binds && !request.engine.passes_real_runtime() {
+        return Err(Error::Usage(format!(
+            "configure: {} cannot pass an option to every call of a runtime from its \
+             config, so --keep-binds cannot be written there; name the mounts to keep \
+             per container instead (EATMYDATA_KEEP=/data, or the annotation \
+             io.eatmydata.keep)",
             request.engine.name()
         )));
     }
@@ -235,6 +255,7 @@ mod tests {
                 config: Some("/tmp/d.json".into()),
                 runtime_path: Some("/opt/bin/eatmydata-runtime".into()),
                 real_runtime: Some("crun".into()),
+                keep_binds: false,
                 pid_file: None,
                 docker_version: None,
                 systemd_dir: None,

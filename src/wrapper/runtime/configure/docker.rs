@@ -20,8 +20,15 @@ pub const RUNC: &str = "runc";
 /// The new text of `daemon.json`; `text` itself when it says what is asked.
 pub fn register(text: &str, want: &Want) -> Result<String, String> {
     let mut entry = json!({ "path": want.path });
+    let mut args = vec![];
     if let Some(real) = &want.real {
-        entry["runtimeArgs"] = json!([format!("--eatmydata-runtime={real}")]);
+        args.push(format!("--eatmydata-runtime={real}"));
+    }
+    if want.keep_binds {
+        args.push(crate::runtime::KEEP_BINDS_OPTION.to_owned());
+    }
+    if !args.is_empty() {
+        entry["runtimeArgs"] = json!(args);
     }
     let mut text = match text.trim().is_empty() {
         true => "{}\n".to_owned(),
@@ -115,6 +122,19 @@ fn without(text: &str, object: &Object, key: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn keep_binds_is_passed_as_an_option() {
+        let mut want = Want::example(false, Some("crun"));
+        want.keep_binds = true;
+        let text = register("{}", &want).unwrap();
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            value["runtimes"]["eatmydata"]["runtimeArgs"],
+            json!(["--eatmydata-runtime=crun", "--eatmydata-keep-binds"])
+        );
+    }
+
     use super::*;
 
     const THEIRS: &str = r#"{

@@ -22,6 +22,7 @@ pub fn register(request: &Request) -> Result<(), Error> {
         path: runtime.display().to_string(),
         default: request.default,
         real: request.real_runtime.clone(),
+        keep_binds: request.keep_binds,
     };
     place_library(request, &runtime);
     let text = old.as_deref().unwrap_or("");

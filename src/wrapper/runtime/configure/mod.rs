@@ -57,6 +57,9 @@ pub struct Want {
     pub default: bool,
     /// The real runtime, when not the runtime's own choice.
     pub real: Option<String>,
+    /// Binds of the user's host folders kept durable in every container
+    /// (`--keep-binds`: the runtime's `--eatmydata-keep-binds`).
+    pub keep_binds: bool,
 }
 
 #[cfg(test)]
@@ -68,6 +71,7 @@ impl Want {
             path: "/usr/bin/eatmydata-runtime".into(),
             default,
             real: real.map(str::to_owned),
+            keep_binds: false,
         }
     }
 }

@@ -32,6 +32,7 @@ fn learned(kind: Kind) -> Learned<'static> {
     Learned {
         library: LIBRARY,
         program: program(kind),
+        binds: vec![],
     }
 }
 
@@ -129,6 +130,7 @@ fn a_second_edit_changes_nothing() {
         library: Ok(()),
         preload: Ok(()),
         answered,
+        ..
     } = done
     else {
         panic!("{done:?}")
@@ -359,4 +361,32 @@ fn a_profile_that_refuses_a_sync_call_keeps_the_library_out() {
     assert!(profile_answers_first(&spec).is_err());
     assert!(profile_answers_first(&refusing).is_err());
     assert!(profile_answers_first(&parse(DOCKER)).is_ok());
+}
+
+/// A container that keeps a mount: `EATMYDATA_KEEP` names it and every
+/// kept bind, and the profile is left as the engine wrote it (its rules
+/// cannot tell one mount from another), so that a static program keeps
+/// every sync.
+#[test]
+fn a_kept_mount_leaves_the_profile_and_names_the_mounts() {
+    let mut spec = parse(DOCKER);
+    let profile = spec["linux"]["seccomp"].clone();
+    spec["annotations"] = json!({keep::ANNOTATION: "/keep"});
+    let mut kept = learned(Kind::Dynamic);
+    kept.binds = vec!["/srv".to_owned()];
+    let done = edit_config(&mut spec, &kept).unwrap();
+    assert_eq!(
+        spec["linux"]["seccomp"], profile,
+        "the profile is untouched"
+    );
+    let env = spec["process"]["env"].as_array().unwrap();
+    assert!(env.contains(&json!("EATMYDATA_KEEP=/keep:/srv")), "{env:?}");
+    assert!(
+        done.describe().contains("syncs kept on /keep /srv"),
+        "{}",
+        done.describe()
+    );
+    // Without a kept mount, the profile answers the syncs.
+    let (plain, _) = edited(DOCKER);
+    assert_ne!(plain["linux"]["seccomp"], profile);
 }

@@ -42,6 +42,9 @@ Options:
       --address SOCKET   the engine's socket as seen here (default: where
                          its config says, under DIR)
       --timeout SECONDS  how long to wait for the engine (default 120)
+      --keep-binds       register the runtime to keep the syncs on binds of
+                         host folders outside the engine's storage in every
+                         container (docker only: its runtimeArgs)
   -h, --help             print this help and exit
 
 Exit status: 0 when done (or nothing was to do); 2 for bad usage; 65 when
@@ -78,6 +81,9 @@ pub struct Request {
     pub restart: Restart,
     pub address: Option<PathBuf>,
     pub timeout: u64,
+    /// `--keep-binds`: the runtime registered to keep the syncs on binds of
+    /// the user's host folders (Docker alone passes it on).
+    pub keep_binds: bool,
 }
 
 /// Reads the arguments after the verb; `None` for help.
@@ -94,6 +100,7 @@ pub fn parse(
         restart: Restart::Systemd,
         address: None,
         timeout: 120,
+        keep_binds: false,
     };
     let mut start = None;
     let mut args = args.into_iter();
@@ -146,6 +153,7 @@ pub fn parse(
             }
             "--start" => start = Some(value("--start")?),
             "--address" => request.address = Some(value("--address")?.into()),
+            "--keep-binds" => request.keep_binds = true,
             "--timeout" => {
                 let text = value("--timeout")?;
                 request.timeout = text
@@ -205,6 +213,7 @@ mod tests {
                 },
                 address: Some("/host/run/c.sock".into()),
                 timeout: 30,
+                keep_binds: false,
             }
         );
         let plain = parsed(&[]).unwrap().unwrap();

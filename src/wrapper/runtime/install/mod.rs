@@ -140,7 +140,15 @@ fn install(request: &Request) -> Result<(), Error> {
     };
     let mut record = state::read(&host)?;
     let runtime = copy::install(&host)?;
-    let changes = register::plan(engine, &host, &runtime)?;
+    if request.keep_binds && engine != Engine::Docker {
+        return Err(Error::Usage(
+            "install: --keep-binds is written in Docker's runtimeArgs; containerd and CRI-O \
+             pass a runtime no option: name the mounts to keep per container \
+             (EATMYDATA_KEEP, or the annotation io.eatmydata.keep)"
+                .into(),
+        ));
+    }
+    let changes = register::plan(engine, &host, &runtime, request.keep_binds)?;
     // Proved, as the file the engine will run, before any file changes.
     let said =
         super::check::prove(host.root(), &host.at(&runtime), None).map_err(|why| Error::Check {

@@ -82,11 +82,17 @@ pub fn engine_of(path: &str) -> Option<Engine> {
 
 /// What install changes to register `runtime` (the host's path) with
 /// `engine`: nothing when the files say so already.
-pub fn plan(engine: Engine, host: &Host, runtime: &str) -> Result<Vec<Change>, Error> {
+pub fn plan(
+    engine: Engine,
+    host: &Host,
+    runtime: &str,
+    keep_binds: bool,
+) -> Result<Vec<Change>, Error> {
     let want = Want {
         path: runtime.to_owned(),
         default: false,
         real: None,
+        keep_binds,
     };
     let (format, path) = match engine {
         Engine::Containerd => (configure::Engine::Containerd, CONTAINERD),

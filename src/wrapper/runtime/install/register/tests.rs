@@ -21,7 +21,7 @@ const RUNTIME: &str = "/usr/local/eatmydata/bin/eatmydata-runtime";
 /// Install's changes carried out and recorded, then uninstall's.
 fn round_trip(engine: Engine, files: &[(&str, &str)]) -> Vec<Change> {
     let (dir, host) = host(files);
-    let changes = plan(engine, &host, RUNTIME).unwrap();
+    let changes = plan(engine, &host, RUNTIME, false).unwrap();
     let mut record = Record::default();
     for change in &changes {
         record.note(
@@ -32,7 +32,7 @@ fn round_trip(engine: Engine, files: &[(&str, &str)]) -> Vec<Change> {
         apply(&host, change).unwrap();
     }
     assert_eq!(
-        plan(engine, &host, RUNTIME).unwrap(),
+        plan(engine, &host, RUNTIME, false).unwrap(),
         [],
         "a second install"
     );
@@ -106,7 +106,7 @@ fn crio_gets_a_drop_in_and_docker_its_daemon_json() {
 fn uninstall_refuses_a_file_changed_since_and_touches_nothing() {
     let (dir, host) = host(&[(DOCKER, "{}\n")]);
     let mut record = Record::default();
-    for change in plan(Engine::Docker, &host, RUNTIME).unwrap() {
+    for change in plan(Engine::Docker, &host, RUNTIME, false).unwrap() {
         record.note(
             &change.path,
             change.old.as_deref(),

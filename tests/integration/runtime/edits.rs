@@ -374,6 +374,43 @@ fn hooks_without_env_see_the_original_environment() {
     assert!(!preloads(&bundle).is_empty(), "the container itself has it");
 }
 
+/// The same with a spec whose `process.env` is empty (or absent): runc
+/// gives such hooks no `LD_PRELOAD`, so they must not get ours either.
+/// Failed before: with nothing to copy, the hooks inherited the edited
+/// `process.env`, our `LD_PRELOAD` in it.
+#[test]
+fn hooks_of_a_spec_without_env_see_what_runc_gives_them() {
+    let program = probe_for(Libc::Musl, "sync_calls", &[]);
+    let disk = LoopFs::new("runtime-hooks-empty", 16);
+    let bundle = Bundle::new("runtime-hooks-empty", &[&program], &disk);
+    // Empty, and absent.
+    for env in [json!([]), Value::Null] {
+        let seen = |via: Via, name: &str| {
+            let out = bundle.dir.join(name);
+            let dump = format!("env | sort > {}", out.display());
+            let hook = json!([{"path": "/bin/sh", "args": ["sh", "-c", dump]}]);
+            let output = bundle.run(
+                via,
+                &[&inside(&program), &format!("/data/{name}")],
+                |spec| {
+                    spec["hooks"] = json!({ "createContainer": hook });
+                    let process = spec["process"].as_object_mut().unwrap();
+                    match &env {
+                        Value::Null => process.remove("env"),
+                        env => process.insert("env".into(), env.clone()),
+                    };
+                },
+            );
+            assert!(output.status.success(), "{}", text(&output));
+            fs::read_to_string(out).unwrap()
+        };
+        let control = seen(Via::Alone("runc"), "control");
+        let ours = seen(Via::Ours("runc"), "ours");
+        assert!(!ours.contains("LD_PRELOAD"), "{ours}");
+        assert_eq!(ours, control, "env {env}");
+    }
+}
+
 /// `exec` of an i386 program in a container that has the library: no
 /// `LD_PRELOAD` for it, so no loader line; same output as runc's exec.
 #[test]

@@ -141,14 +141,20 @@ pub fn placed(program: &Program, env: &[Value]) -> Result<Place, String> {
 /// set the process's variables in its own environment before running them.
 pub const INHERITING_HOOKS: [&str; 2] = ["createContainer", "startContainer"];
 
+/// The one entry of an environment with no variables that runc does not
+/// take for none: an empty string, which names no variable (`getenv`, the
+/// loader and the shells pass it over; `env` prints it as an empty line).
+pub const NO_VARIABLES: &str = "";
+
 /// Gives each hook of `hooks` (the spec's `hooks` object) that would
 /// inherit `process.env` an explicit `env`, equal to `env` (as it was
 /// before the edit), so that it sees what it would see under runc alone.
-/// Nothing when `env` is empty: runc reads an empty list as none.
+/// When `env` is empty, runc would read an empty list as none and give
+/// the hook the edited `process.env` (our `LD_PRELOAD` in it): the hook
+/// gets [`NO_VARIABLES`] instead.
 pub fn keep_hooks(hooks: &mut Value, env: &[Value]) -> Result<(), String> {
-    if env.is_empty() {
-        return Ok(());
-    }
+    let empty = [json!(NO_VARIABLES)];
+    let env = if env.is_empty() { &empty[..] } else { env };
     let hooks = hooks.as_object_mut().ok_or("hooks is not an object")?;
     for name in INHERITING_HOOKS {
         let Some(list) = hooks.get_mut(name) else {
@@ -347,9 +353,17 @@ mod program_tests {
         let before = hooks.clone();
         keep_hooks(&mut hooks, &env).unwrap();
         assert_eq!(hooks, before, "a second edit changes nothing");
-        let mut empty = json!({"createContainer": [{"path": "/c"}]});
+        // No variables to keep: none, said so that runc takes it.
+        let mut empty =
+            json!({"createContainer": [{"path": "/c"}, {"path": "/d", "env": ["B=2"]}]});
         keep_hooks(&mut empty, &[]).unwrap();
-        assert_eq!(empty, json!({"createContainer": [{"path": "/c"}]}));
+        assert_eq!(
+            empty,
+            json!({"createContainer": [{"path": "/c", "env": [""]}, {"path": "/d", "env": ["B=2"]}]})
+        );
+        let before = empty.clone();
+        keep_hooks(&mut empty, &[json!("LD_PRELOAD=/x")]).unwrap();
+        assert_eq!(empty, before, "a second edit changes nothing");
         for bad in [
             json!([]),
             json!({"startContainer": {}}),

@@ -5,13 +5,17 @@
 //! the state are opened `O_NOFOLLOW`: we made neither name. A process file
 //! is the caller's own name for its process (`/dev/stdin`, `<(...)`, which
 //! are links by nature) and may be a pipe, read as runc reads one: to its
-//! end, waiting for a writer as runc's open would.
+//! end, waiting for a writer as runc's open would. A container's own
+//! files (its programs) are reached in `rootfs.rs`, never opened unless
+//! regular.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
+
+pub mod rootfs;
 
 /// The most a spec, or a state file holding one, may be.
 pub const SPEC_LIMIT: u64 = 16 << 20;

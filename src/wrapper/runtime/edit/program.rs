@@ -9,24 +9,26 @@
 //! none is mounted yet at `create`: the folder or file the engine named,
 //! below which the rest of the path resolves as inside the rootfs.
 //!
-//! The rootfs is the container's: every file is opened with `openat2` and
-//! `RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS` below a descriptor of the
-//! rootfs, so a link (absolute or `..`) resolves as inside the container
-//! and never leads out of it; `O_NONBLOCK` so that a FIFO never blocks;
-//! only a regular file is read, and the ELF reader's reads are bounded.
+//! The rootfs is the container's, and so is what it writes in a volume:
+//! every file is reached with `openat2`, `O_PATH` and `RESOLVE_IN_ROOT |
+//! RESOLVE_NO_MAGICLINKS` below a descriptor of the rootfs (or of a bind's
+//! source), so a link (absolute or `..`) resolves as inside the container
+//! and never leads out of it, and nothing is opened yet: a device node the
+//! container made (`/dev/watchdog`'s numbers) or a FIFO is only
+//! `fstat`ed, never opened on the host. Only a regular file with an
+//! execute bit is then opened for reading, through that very descriptor
+//! (`/proc/self/fd`), and the ELF reader's reads are bounded.
 //! The pure part (the candidates, the `#!` line) is tested alone.
 
-use std::ffi::CString;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd};
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::preload::Program;
+use crate::runtime::input::rootfs::{find_in, folder, reopen};
 use crate::{elf, target};
 
 /// `#!` lines followed, as the kernel's own limit (`BINPRM_MAX_RECURSION`).
@@ -138,7 +140,7 @@ pub fn learn(root: &Path, binds: &[(String, PathBuf)], process: &Value, library:
 }
 
 fn root_fd(root: &Path) -> Result<File, String> {
-    File::open(root).map_err(|e| format!("the rootfs: {}", crate::error::plain(&e)))
+    folder(root).map_err(|e| format!("the rootfs: {}", crate::error::plain(&e)))
 }
 
 /// The container's files before it starts: the rootfs, and the binds.
@@ -148,19 +150,33 @@ struct Root<'a> {
 }
 
 impl Root<'_> {
-    /// Opens `path` (in the container) as [`open_in`] does, through a bind
-    /// when one holds it.
-    fn open(&self, path: &str) -> io::Result<File> {
+    /// Finds `path` (in the container) as `find_in` does, through a bind
+    /// when one holds it: an `O_PATH` descriptor.
+    fn find(&self, path: &str) -> io::Result<File> {
         let Some((source, rest)) = through_binds(self.binds, path) else {
-            return open_in(self.fd, path);
+            return find_in(self.fd, path);
         };
         // The source is the engine's, as the bundle is: below it, the rest
         // resolves as inside the container.
-        let source = open_in(&File::open("/")?, &source.to_string_lossy())?;
+        let source = find_in(&folder(Path::new("/"))?, &source.to_string_lossy())?;
         match rest {
             "" => Ok(source),
-            rest => open_in(&source, rest),
+            rest => find_in(&source, rest),
         }
+    }
+
+    /// Opens `path` for reading only when it is a regular file with an
+    /// execute bit; else says why.
+    fn open_program(&self, path: &str) -> Result<File, String> {
+        let plain = |e: io::Error| format!("{path}: {}", crate::error::plain(&e));
+        let found = self.find(path).map_err(plain)?;
+        let executable = found
+            .metadata()
+            .is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0);
+        if !executable {
+            return Err(format!("{path} is not an executable file"));
+        }
+        reopen(&found).map_err(plain)
     }
 }
 
@@ -168,19 +184,12 @@ impl Root<'_> {
 fn find(root: &Root, arg0: &str, path: Option<&str>, cwd: &str) -> Result<(String, File), String> {
     let mut last = "no args[0]".to_owned();
     for candidate in candidates(arg0, path, cwd) {
-        match root.open(&candidate) {
-            Ok(file) if executable(&file) => return Ok((candidate, file)),
-            Ok(_) => last = format!("{candidate} is not an executable file"),
-            Err(e) => last = format!("{candidate}: {}", crate::error::plain(&e)),
+        match root.open_program(&candidate) {
+            Ok(file) => return Ok((candidate, file)),
+            Err(why) => last = why,
         }
     }
     Err(last)
-}
-
-/// Whether `file` is a regular file with an execute bit.
-fn executable(file: &File) -> bool {
-    file.metadata()
-        .is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0)
 }
 
 /// The facts of `file`, following `#!` lines to the interpreter.
@@ -194,52 +203,18 @@ fn follow(root: &Root, mut file: File, path: &str) -> Result<elf::Program, Strin
         let Some(next) = interpreter(&head[..read]) else {
             return elf::inspect_elf(&file).ok_or_else(|| format!("{path} is not an ELF file"));
         };
-        file = root
-            .open(&next)
-            .map_err(|e| format!("{next}: {}", crate::error::plain(&e)))?;
-        if !executable(&file) {
-            return Err(format!("{next} is not an executable file"));
-        }
+        file = root.open_program(&next)?;
         path = next;
     }
     Err(format!("{path}: too many #! levels"))
-}
-
-/// Opens `path` for reading inside the tree below `root`, as if `root`
-/// were `/`: links resolved inside it, magic links refused, a FIFO not
-/// waited for.
-fn open_in(root: &File, path: &str) -> io::Result<File> {
-    let name = CString::new(Path::new(path).as_os_str().as_bytes())?;
-    // The kernel's struct open_how, laid out as libc's (whose own is
-    // non-exhaustive): flags, mode, resolve.
-    let how: [u64; 3] = [
-        (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOCTTY | libc::O_NONBLOCK) as u64,
-        0,
-        libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS,
-    ];
-    // SAFETY: `name` is a C string and `how` an open_how of the size given,
-    // both alive for the call; the result is a new descriptor or -1.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            root.as_raw_fd(),
-            name.as_ptr(),
-            how.as_ptr(),
-            std::mem::size_of_val(&how),
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let fd = i32::try_from(fd).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
-    // SAFETY: openat2 returned a new descriptor that nothing else owns.
-    Ok(unsafe { File::from_raw_fd(fd) })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
 
     #[test]
     fn args0_is_looked_for_as_runc_looks() {
@@ -294,7 +269,8 @@ mod tests {
     }
 
     /// A rootfs of this test's own: links inside it resolve inside it, a
-    /// link out of it does not reach the host, a FIFO is not waited for.
+    /// link out of it does not reach the host, a FIFO is not waited for, a
+    /// device node not opened.
     #[test]
     fn the_program_is_read_inside_the_rootfs_only() {
         use std::os::unix::fs::{PermissionsExt, symlink};
@@ -328,6 +304,20 @@ mod tests {
         assert!(out.contains("/bin/out"), "{out}");
         let fifo = learn_("fifo").unwrap_err();
         assert!(fifo.contains("not an executable file"), "{fifo}");
+        // A device node the container made, /dev/tty's numbers: opened, it
+        // would fail with ENXIO (this test has no terminal); never opened,
+        // it is only not a program. A script naming it, the same.
+        let tty = CString::new(root.join("bin/tty").as_os_str().as_bytes()).unwrap();
+        // SAFETY: a C string path; mknod reads it only.
+        let made = unsafe { libc::mknod(tty.as_ptr(), libc::S_IFCHR | 0o755, libc::makedev(5, 0)) };
+        assert_eq!(made, 0, "{}", io::Error::last_os_error());
+        std::fs::write(root.join("bin/ttyscript"), "#!/bin/tty\n").unwrap();
+        let mode = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(root.join("bin/ttyscript"), mode).unwrap();
+        for arg0 in ["tty", "ttyscript"] {
+            let device = learn_(arg0).unwrap_err();
+            assert_eq!(device, "/bin/tty is not an executable file", "{arg0}");
+        }
         assert!(learn_("absent").is_err());
         std::fs::remove_dir_all(&root).unwrap();
     }

@@ -159,9 +159,15 @@ fn container_client(invocation: &Invocation, call: &client::container::Call) -> 
         };
         if let Some((docker, globals)) = docker {
             facts.docker = container::docker_runtimes(&docker, globals);
+            if matches!(call.verb, Verb::Build { .. }) {
+                let host = std::env::var_os("DOCKER_HOST");
+                if let Some(socket) = container::docker_socket(globals, host.as_deref()) {
+                    facts.buildkit_runc = container::buildkit_runc(&socket);
+                }
+            }
         }
-        facts.legacy_builder =
-            container::legacy_builder(std::env::var_os("DOCKER_BUILDKIT").as_deref());
+        let buildkit = std::env::var_os("DOCKER_BUILDKIT");
+        facts.builder = container::builder(buildkit.as_deref(), facts.docker.buildx);
     }
     let outcome = container::decide(call, &invocation.args, &facts);
     let silence = std::env::var_os(client::SILENCE);

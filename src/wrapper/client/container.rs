@@ -20,9 +20,12 @@ mod build;
 mod line;
 mod machine;
 pub use line::read;
+pub use machine::{
+    Builder, BuildkitRunc, DockerRuntimes, builder, buildkit_runc, docker_runtimes, docker_socket,
+    runtime_path,
+};
 #[cfg(test)]
-use machine::read_runtimes;
-pub use machine::{DockerRuntimes, docker_runtimes, legacy_builder, runtime_path};
+use machine::{read_runtimes, runc_of};
 
 /// The clients, by the name they are run by.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -70,9 +73,10 @@ const PODMAN_REMOTE: &[&str] = &["-r", "--remote", "--url", "--connection", "-c"
 pub struct Facts {
     /// docker: what the daemon's runtimes are.
     pub docker: DockerRuntimes,
-    /// docker: the client builds with the legacy builder
-    /// (`DOCKER_BUILDKIT=0`), whose RUN steps get the default runtime.
-    pub legacy_builder: bool,
+    /// docker: the builder its client picks.
+    pub builder: Builder,
+    /// docker: what dockerd's environment says of BuildKit's runc.
+    pub buildkit_runc: BuildkitRunc,
     /// `eatmydata-runtime`'s path, beside this program or in `PATH`.
     pub runtime: Option<PathBuf>,
 }

@@ -161,7 +161,7 @@ fn assert_same_files(eaten: &[String], plain: &[String], what: &str) {
 }
 
 /// Docker's builders.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Builder {
     BuildKit,
     Legacy,
@@ -184,12 +184,14 @@ impl Built {
 /// Builds `context` as `tag` with `builder`, the cache unused, no network.
 fn docker_build(docker: &Docker26, builder: Builder, context: &Path, tag: &str) {
     let mut build = docker.docker();
-    let buildkit = match builder {
-        Builder::BuildKit => "1",
-        Builder::Legacy => "0",
-    };
+    // Each builder as docker's client picks it with DOCKER_BUILDKIT unset:
+    // BuildKit with its buildx component, the legacy builder without.
+    let none = TempDir::new("builds-no-buildx");
+    if builder == Builder::Legacy {
+        build.env("DOCKER_CONFIG", none.path());
+    }
     build
-        .env("DOCKER_BUILDKIT", buildkit)
+        .env_remove("DOCKER_BUILDKIT")
         .args([
             "build",
             "--quiet",
@@ -230,27 +232,35 @@ fn note(output: &std::process::Output) -> Option<String> {
 }
 
 /// What `eatmydata docker` says on `docker`: for `compose up`, and for a
-/// legacy build of `context` (which must succeed).
-fn client_notes(docker: &Docker26, context: &Path) -> [Option<String>; 2] {
+/// build of `context` (which must succeed) with DOCKER_BUILDKIT unset, by
+/// BuildKit (the client with buildx) and by the legacy builder (without).
+fn client_notes(docker: &Docker26, context: &Path) -> [Option<String>; 3] {
     let compose = docker
         .eatmydata_docker()
         .args(["compose", "--file", "/nonexistent/compose.yaml", "up"])
         .output()
         .expect("run eatmydata docker compose");
-    let build = docker
-        .eatmydata_docker()
-        .env("DOCKER_BUILDKIT", "0")
-        .args(["build", "--quiet", "--network=none", "-t"])
-        .arg("eatmydata-test/built-client")
-        .arg(context)
-        .output()
-        .expect("run eatmydata docker build");
-    assert!(
-        build.status.success(),
-        "eatmydata docker build: {}",
-        String::from_utf8_lossy(&build.stderr)
-    );
-    [note(&compose), note(&build)]
+    let none = TempDir::new("builds-client-no-buildx");
+    let build = |buildx: bool| {
+        let mut build = docker.eatmydata_docker();
+        if !buildx {
+            build.env("DOCKER_CONFIG", none.path());
+        }
+        let output = build
+            .env_remove("DOCKER_BUILDKIT")
+            .args(["build", "--quiet", "--network=none", "-t"])
+            .arg("eatmydata-test/built-client")
+            .arg(context)
+            .output()
+            .expect("run eatmydata docker build");
+        assert!(
+            output.status.success(),
+            "eatmydata docker build: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        note(&output)
+    };
+    [note(&compose), build(true), build(false)]
 }
 
 /// Both builders' builds on a Docker 26 with `runtime`, its data root on a
@@ -258,7 +268,7 @@ fn client_notes(docker: &Docker26, context: &Path) -> [Option<String>; 2] {
 fn on_docker26(
     sources: &Sources,
     runtime: Runtime,
-) -> (Vec<(Builder, Built)>, [Option<String>; 2]) {
+) -> (Vec<(Builder, Built)>, [Option<String>; 3]) {
     let disk = LoopFs::new("builds-docker26-disk", 256);
     let docker = Docker26::start("docker26", disk.path(), runtime);
     let mut import = docker.docker();
@@ -291,16 +301,26 @@ fn builds_on_docker_26_reach_the_runtime_with_both_builders() {
     let sources = Sources::new();
     let (plain, plain_notes) = on_docker26(&sources, Runtime::Plain);
     let (eaten, eaten_notes) = on_docker26(&sources, Runtime::Default);
-    // What the client says: where eatmydata is the daemon's default,
-    // nothing for Compose's containers and the legacy builder's steps.
+    // What the client says: where eatmydata is the daemon's default (and
+    // BuildKit's runc, in dockerd's environment), nothing for Compose's
+    // containers, BuildKit's steps or the legacy builder's; on the plain
+    // daemon, which builder does not reach it, and why.
     assert_eq!(
         eaten_notes,
-        [None, None],
+        [None, None, None],
         "on the daemon whose default is eatmydata"
     );
-    let [compose, build] = plain_notes.map(Option::unwrap_or_default);
+    let [compose, buildkit, legacy] = plain_notes.map(Option::unwrap_or_default);
     assert!(compose.contains("configure docker --default"), "{compose}");
-    assert!(build.contains("DOCKER_BUILDKIT_RUNC_COMMAND"), "{build}");
+    assert!(
+        buildkit.contains("BuildKit runs RUN steps with its own runc (dockerd's environment has no DOCKER_BUILDKIT_RUNC_COMMAND)"),
+        "{buildkit}"
+    );
+    assert!(
+        legacy.contains("legacy builder here (docker has no buildx component)")
+            && legacy.contains("dockerd's default runtime, runc, not eatmydata"),
+        "{legacy}"
+    );
     let pairs: Vec<_> = plain.iter().zip(&eaten).collect();
     for ((builder, plain), (_, eaten)) in &pairs {
         eprintln!(

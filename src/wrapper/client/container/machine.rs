@@ -1,8 +1,14 @@
 //! What a container client's line needs from the machine: which runtimes
 //! docker's daemon has and which is its default, which builder docker's
-//! client picks, and where `eatmydata-runtime` is.
+//! client picks (as docker's own CLI does: `DOCKER_BUILDKIT`, else BuildKit
+//! when its buildx component is there, else the legacy builder), which
+//! runc the daemon's BuildKit runs (`DOCKER_BUILDKIT_RUNC_COMMAND` in
+//! dockerd's environment, read where this user may), and where
+//! `eatmydata-runtime` is.
 
 use std::ffi::{OsStr, OsString};
+use std::io::Read as _;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 /// What `docker info` says of the daemon's runtimes.
@@ -13,10 +19,15 @@ pub struct DockerRuntimes {
     /// Its default runtime is `eatmydata`: every container and every
     /// legacy build's RUN step gets it.
     pub default: bool,
+    /// Its default runtime's name (`runc`), when it said.
+    pub default_name: String,
+    /// docker's client has its buildx component, which makes BuildKit
+    /// its builder unless `DOCKER_BUILDKIT` says otherwise.
+    pub buildx: bool,
 }
 
 /// The `docker info` template whose output [`read_runtimes`] reads.
-const FORMAT: &str = r#"{"runtimes":{{json .Runtimes}},"default":{{json .DefaultRuntime}}}"#;
+const FORMAT: &str = r#"{"runtimes":{{json .Runtimes}},"default":{{json .DefaultRuntime}},"plugins":{{json .ClientInfo.Plugins}}}"#;
 
 /// The daemon's runtimes, asked with the user's `globals`; nothing when
 /// docker cannot say.
@@ -27,10 +38,9 @@ pub fn docker_runtimes(program: &Path, globals: &[OsString]) -> DockerRuntimes {
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .output();
-    match output {
-        Ok(output) if output.status.success() => read_runtimes(&output.stdout),
-        _ => DockerRuntimes::default(),
-    }
+    // A daemon that does not answer still leaves the client's half (its
+    // plugins) said.
+    output.map_or_else(|_| DockerRuntimes::default(), |o| read_runtimes(&o.stdout))
 }
 
 /// Reads `docker info --format FORMAT`'s output.
@@ -39,20 +49,176 @@ pub fn read_runtimes(stdout: &[u8]) -> DockerRuntimes {
         return DockerRuntimes::default();
     };
     let name = crate::runtime::REGISTERED;
+    let default = info.get("default").and_then(|d| d.as_str());
+    let plugins = info.get("plugins").and_then(|p| p.as_array());
     DockerRuntimes {
         registered: info.get("runtimes").is_some_and(|r| r.get(name).is_some()),
-        default: info.get("default").and_then(|d| d.as_str()) == Some(name),
+        default: default == Some(name),
+        default_name: default.unwrap_or_default().to_owned(),
+        // A plugin that failed to load carries its error: docker then
+        // falls back as if it were missing.
+        buildx: plugins.is_some_and(|plugins| {
+            plugins.iter().any(|p| {
+                p.get("Name").and_then(|n| n.as_str()) == Some("buildx")
+                    && p.get("Err").is_none_or(|e| e.is_null())
+            })
+        }),
     }
 }
 
-/// Whether docker's client uses the legacy builder: `DOCKER_BUILDKIT`
-/// false, as Go's `strconv.ParseBool` reads it.
-pub fn legacy_builder(value: Option<&OsStr>) -> bool {
-    value.is_some_and(|v| {
-        ["0", "f", "F", "false", "FALSE", "False"]
-            .iter()
-            .any(|off| v == *off)
-    })
+/// The builder `docker build` runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Builder {
+    /// The legacy builder: each RUN step a container of the daemon's
+    /// default runtime. `asked`: by `DOCKER_BUILDKIT` false, else because
+    /// the client has no buildx.
+    Legacy { asked: bool },
+    /// BuildKit in the daemon, with its own runc.
+    #[default]
+    BuildKit,
+    /// None: `DOCKER_BUILDKIT` true without buildx, which docker refuses
+    /// itself.
+    Refused,
+}
+
+/// The builder docker's client picks, as its own CLI decides:
+/// `DOCKER_BUILDKIT` (`value`) as Go's `strconv.ParseBool` reads it, else
+/// BuildKit when it has buildx, else the legacy builder.
+pub fn builder(value: Option<&OsStr>, buildx: bool) -> Builder {
+    let is = |words: &[&str]| value.is_some_and(|v| words.iter().any(|w| v == *w));
+    if is(&["0", "f", "F", "false", "FALSE", "False"]) {
+        return Builder::Legacy { asked: true };
+    }
+    let asked = is(&["1", "t", "T", "true", "TRUE", "True"]);
+    match (buildx, asked) {
+        (true, _) => Builder::BuildKit,
+        (false, true) => Builder::Refused,
+        (false, false) => Builder::Legacy { asked: false },
+    }
+}
+
+/// What dockerd's environment says of BuildKit's runc.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum BuildkitRunc {
+    /// Not known here: another host, a context, or not ours to read.
+    #[default]
+    Unknown,
+    /// `DOCKER_BUILDKIT_RUNC_COMMAND` is not set: BuildKit runs its own
+    /// runc.
+    Unset,
+    /// It names this program.
+    Set(OsString),
+}
+
+/// The variable dockerd's BuildKit takes its runc from.
+const RUNC_VARIABLE: &[u8] = b"DOCKER_BUILDKIT_RUNC_COMMAND=";
+/// The most bytes of dockerd's environment read.
+const ENVIRON_MAX: u64 = 256 * 1024;
+
+/// The unix socket docker's client talks to with `globals` and
+/// `docker_host` (`DOCKER_HOST`): `-H`/`--host`, else the variable, else
+/// the default socket; `None` for another scheme or a context.
+pub fn docker_socket(globals: &[OsString], docker_host: Option<&OsStr>) -> Option<PathBuf> {
+    let mut host = None;
+    let mut words = globals.iter();
+    while let Some(word) = words.next() {
+        let word = word.as_bytes();
+        let value = match word {
+            b"-H" | b"--host" => words.next().map(|v| v.as_bytes()),
+            b"-c" | b"--context" => return None,
+            _ if word.starts_with(b"--context=") => return None,
+            _ => word
+                .strip_prefix(b"--host=")
+                .or_else(|| word.strip_prefix(b"-H=")),
+        };
+        if value.is_some() {
+            host = value;
+        }
+    }
+    // As docker's CLI: -H, then DOCKER_HOST, then a context (named, or
+    // the one its config makes current), then the default socket.
+    let host = host.or_else(|| docker_host.map(OsStr::as_bytes));
+    if host.is_none() && (std::env::var_os("DOCKER_CONTEXT").is_some() || other_context(globals)) {
+        return None;
+    }
+    let host = host.unwrap_or(b"unix:///var/run/docker.sock");
+    let path = host.strip_prefix(b"unix://")?;
+    Some(PathBuf::from(OsString::from_vec(path.to_vec())))
+}
+
+/// Whether docker's config (`--config`, `DOCKER_CONFIG`, `~/.docker`)
+/// makes a context other than `default` current.
+fn other_context(globals: &[OsString]) -> bool {
+    let named = globals.iter().position(|g| g == "--config");
+    let folder = named
+        .and_then(|at| globals.get(at + 1).map(PathBuf::from))
+        .or_else(|| std::env::var_os("DOCKER_CONFIG").map(PathBuf::from))
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".docker")));
+    let Some(folder) = folder else {
+        return false;
+    };
+    let mut text = Vec::new();
+    let read = std::fs::File::open(folder.join("config.json"))
+        .and_then(|file| file.take(ENVIRON_MAX).read_to_end(&mut text));
+    if read.is_err() {
+        return false;
+    }
+    let config: Option<serde_json::Value> = serde_json::from_slice(&text).ok();
+    let current = config
+        .as_ref()
+        .and_then(|c| c.get("currentContext")?.as_str());
+    current.is_some_and(|name| !name.is_empty() && name != "default")
+}
+
+/// `DOCKER_BUILDKIT_RUNC_COMMAND` in `environ` (NUL-separated), if set.
+pub fn runc_of(environ: &[u8]) -> BuildkitRunc {
+    environ
+        .split(|&b| b == 0)
+        .find_map(|entry| entry.strip_prefix(RUNC_VARIABLE))
+        .map_or(BuildkitRunc::Unset, |value| {
+            BuildkitRunc::Set(OsString::from_vec(value.to_vec()))
+        })
+}
+
+/// What the daemon behind `socket` has in its environment for BuildKit's
+/// runc: the socket's peer (`SO_PEERCRED`), its `/proc/PID/environ`, where
+/// this user may read it (root, or dockerd's own user).
+pub fn buildkit_runc(socket: &Path) -> BuildkitRunc {
+    let Ok(stream) = std::os::unix::net::UnixStream::connect(socket) else {
+        return BuildkitRunc::Unknown;
+    };
+    let Some(pid) = peer_pid(&stream) else {
+        return BuildkitRunc::Unknown;
+    };
+    let mut environ = Vec::new();
+    let read = std::fs::File::open(format!("/proc/{pid}/environ"))
+        .and_then(|file| file.take(ENVIRON_MAX).read_to_end(&mut environ));
+    match read {
+        Ok(_) => runc_of(&environ),
+        Err(_) => BuildkitRunc::Unknown,
+    }
+}
+
+/// The pid of the process at the other end of a unix socket.
+fn peer_pid(stream: &std::os::unix::net::UnixStream) -> Option<libc::pid_t> {
+    use std::os::fd::AsRawFd;
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: a connected socket we own, a ucred and its size.
+    let got = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&raw mut cred).cast(),
+            &raw mut len,
+        )
+    };
+    (got == 0 && cred.pid > 0).then_some(cred.pid)
 }
 
 /// `eatmydata-runtime`: beside this program's real path, else in `PATH`.

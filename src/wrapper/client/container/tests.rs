@@ -92,7 +92,7 @@ fn docker_gets_the_registered_runtime_or_a_note() {
     let registered = Facts {
         docker: DockerRuntimes {
             registered: true,
-            default: false,
+            ..DockerRuntimes::default()
         },
         ..Facts::default()
     };
@@ -177,51 +177,94 @@ fn what_cannot_be_inserted_is_said() {
 }
 
 /// Facts of a docker daemon whose default runtime is eatmydata (as
-/// `configure docker --default` makes it), or only registered.
-fn daemon(default: bool, legacy_builder: bool) -> Facts {
+/// `configure docker --default` makes it), or only registered; its
+/// client's builder `builder`, BuildKit's runc not known.
+fn daemon(default: bool, builder: Builder) -> Facts {
     Facts {
         docker: DockerRuntimes {
             registered: true,
             default,
+            default_name: if default { "eatmydata" } else { "runc" }.to_owned(),
+            buildx: builder == Builder::BuildKit,
         },
-        legacy_builder,
+        builder,
+        buildkit_runc: BuildkitRunc::Unknown,
         runtime: Some("/usr/bin/eatmydata-runtime".into()),
     }
 }
 
+const LEGACY: Builder = Builder::Legacy { asked: false };
+const BUILDKIT: Builder = Builder::BuildKit;
+
 #[test]
-fn build_notes_say_what_reaches_the_runtime() {
-    // Never that builds take no runtime: the legacy builder and podman's
-    // take the default one, BuildKit its variable's.
-    for (line, facts) in [
-        ("build .", daemon(false, false)),
-        ("build .", daemon(false, true)),
-        ("build .", daemon(true, false)),
-        ("buildx build .", daemon(true, true)),
-    ] {
-        let notice = decided("docker", line, facts).notice.unwrap();
-        assert!(!notice.contains("no OCI runtime"), "{notice}");
-        assert!(notice.contains("DOCKER_BUILDKIT_RUNC_COMMAND"), "{notice}");
-        assert!(notice.contains("DOCKER_BUILDKIT=0"), "{notice}");
+fn build_notes_are_silent_where_the_builder_reaches_the_runtime() {
+    // The legacy builder on a daemon whose default is eatmydata: reached,
+    // whether asked for or for want of buildx.
+    for builder in [LEGACY, Builder::Legacy { asked: true }] {
+        let legacy = decided("docker", "-H unix:///s build -t x .", daemon(true, builder));
+        assert_eq!(legacy.notice, None);
+        assert_eq!(legacy.args, strings("-H unix:///s build -t x ."));
     }
-    let unset = decided("docker", "build .", daemon(false, true)).notice;
-    assert!(unset.unwrap().contains("docker --default sets both"));
-    // The legacy builder on a daemon whose default is eatmydata: reached.
-    let legacy = decided("docker", "-H unix:///s build -t x .", daemon(true, true));
-    assert_eq!(legacy.notice, None);
-    assert_eq!(legacy.args, strings("-H unix:///s build -t x ."));
-    // BuildKit there: reached only through dockerd's environment.
-    let buildkit = decided("docker", "build .", daemon(true, false)).notice;
-    assert!(
-        buildkit
-            .unwrap()
-            .starts_with("BuildKit runs RUN steps with its own runc")
+    // BuildKit whose runc dockerd's environment names as the runtime.
+    let mut named = daemon(false, BUILDKIT);
+    named.buildkit_runc = BuildkitRunc::Set("/usr/local/bin/eatmydata-runtime".into());
+    assert_eq!(decided("docker", "build .", named).notice, None);
+    // BuildKit asked for without buildx: docker refuses, and says why.
+    assert_eq!(
+        decided("docker", "build .", daemon(false, Builder::Refused)).notice,
+        None
     );
 }
 
 #[test]
+fn build_notes_name_the_builder_that_will_not_reach_it() {
+    // The legacy builder, another default: that default named.
+    let legacy = decided("docker", "build .", daemon(false, LEGACY))
+        .notice
+        .unwrap();
+    assert!(
+        legacy.starts_with("docker build runs the legacy builder here (docker has no buildx"),
+        "{legacy}"
+    );
+    assert!(
+        legacy.contains("default runtime, runc, not eatmydata"),
+        "{legacy}"
+    );
+    assert!(legacy.contains("docker --default"), "{legacy}");
+    let asked = decided(
+        "docker",
+        "build .",
+        daemon(false, Builder::Legacy { asked: true }),
+    );
+    assert!(asked.notice.unwrap().contains("(DOCKER_BUILDKIT is false)"));
+    // BuildKit, its runc known: unset, or another program.
+    let mut unset = daemon(true, BUILDKIT);
+    unset.buildkit_runc = BuildkitRunc::Unset;
+    let said = decided("docker", "build .", unset).notice.unwrap();
+    assert!(said.starts_with("BuildKit runs RUN steps with its own runc (dockerd's environment has no DOCKER_BUILDKIT_RUNC_COMMAND)"), "{said}");
+    assert!(said.contains("or DOCKER_BUILDKIT=0"), "{said}");
+    let mut other = daemon(false, BUILDKIT);
+    other.buildkit_runc = BuildkitRunc::Set("/usr/sbin/runc".into());
+    let said = decided("docker", "build .", other).notice.unwrap();
+    assert!(
+        said.starts_with("BuildKit runs RUN steps with /usr/sbin/runc"),
+        "{said}"
+    );
+    assert!(!said.contains("DOCKER_BUILDKIT=0"), "{said}");
+    // Not known: said as a condition. buildx build is BuildKit whatever
+    // the client would pick for build.
+    for (line, builder) in [("build .", BUILDKIT), ("buildx build .", LEGACY)] {
+        let said = decided("docker", line, daemon(false, builder))
+            .notice
+            .unwrap();
+        assert!(said.contains("cannot be read from here"), "{said}");
+        assert!(!said.contains("no OCI runtime"), "{said}");
+    }
+}
+
+#[test]
 fn podman_build_gets_the_runtimes_path_before_the_verb() {
-    let facts = || daemon(false, false);
+    let facts = || daemon(false, LEGACY);
     let build = decided("podman", "--root /r build -t x .", facts());
     assert_eq!(
         build.args,
@@ -241,31 +284,44 @@ fn podman_build_gets_the_runtimes_path_before_the_verb() {
 #[test]
 fn compose_on_a_daemon_whose_default_is_eatmydata_says_nothing() {
     for (command, line) in [("docker", "compose up"), ("docker-compose", "up -d")] {
-        let outcome = decided(command, line, daemon(true, false));
+        let outcome = decided(command, line, daemon(true, BUILDKIT));
         assert_eq!((outcome.notice, outcome.args), (None, strings(line)));
-        let registered = decided(command, line, daemon(false, false));
+        let registered = decided(command, line, daemon(false, LEGACY));
         assert!(registered.notice.unwrap().contains("runtime: eatmydata"));
     }
     // podman-compose: docker's daemon says nothing of podman's runtime.
-    let podman = decided("podman-compose", "up", daemon(true, false));
+    let podman = decided("podman-compose", "up", daemon(true, BUILDKIT));
     assert!(podman.notice.is_some());
 }
 
 #[test]
-fn docker_info_is_read_for_the_runtimes_and_the_default() {
-    let info = br#"{"runtimes":{"eatmydata":{"path":"/usr/bin/eatmydata-runtime"},"runc":{"path":"runc"}},"default":"eatmydata"}"#;
+fn docker_info_is_read_for_the_runtimes_the_default_and_buildx() {
+    let info = br#"{"runtimes":{"eatmydata":{"path":"/usr/bin/eatmydata-runtime"},"runc":{"path":"runc"}},"default":"eatmydata","plugins":[{"Name":"buildx","Path":"/usr/libexec/docker/cli-plugins/docker-buildx"}]}"#;
     assert_eq!(
         read_runtimes(info),
         DockerRuntimes {
             registered: true,
-            default: true
+            default: true,
+            default_name: "eatmydata".into(),
+            buildx: true,
         }
     );
-    let plain = br#"{"runtimes":{"runc":{"path":"runc"}},"default":"runc"}"#;
-    assert_eq!(read_runtimes(plain), DockerRuntimes::default());
+    let plain = br#"{"runtimes":{"runc":{"path":"runc"}},"default":"runc","plugins":[]}"#;
+    let read = read_runtimes(plain);
+    assert_eq!(
+        (read.registered, read.default, read.buildx),
+        (false, false, false)
+    );
+    assert_eq!(read.default_name, "runc");
     let registered = br#"{"runtimes":{"eatmydata":{}},"default":"runc"}"#;
     assert!(read_runtimes(registered).registered);
     assert!(!read_runtimes(registered).default);
+    // A daemon that does not answer: the client's plugins still said; a
+    // plugin that failed to load is as missing.
+    let down = br#"{"runtimes":null,"default":"","plugins":[{"Name":"buildx"}]}"#;
+    assert!(read_runtimes(down).buildx);
+    let broken = br#"{"plugins":[{"Name":"buildx","Err":"not executable"}]}"#;
+    assert!(!read_runtimes(broken).buildx);
     for bad in [
         &b""[..],
         b"null",
@@ -278,12 +334,45 @@ fn docker_info_is_read_for_the_runtimes_and_the_default() {
 }
 
 #[test]
-fn docker_buildkit_is_read_as_docker_reads_it() {
+fn the_builder_is_picked_as_dockers_cli_picks_it() {
+    let env = |v: &str| Some(OsStr::new(v).to_owned());
     for off in ["0", "false", "FALSE", "False", "f", "F"] {
-        assert!(legacy_builder(Some(OsStr::new(off))), "{off}");
+        for buildx in [true, false] {
+            let picked = builder(env(off).as_deref(), buildx);
+            assert_eq!(picked, Builder::Legacy { asked: true }, "{off}");
+        }
     }
-    for on in ["1", "true", "", "no", "off"] {
-        assert!(!legacy_builder(Some(OsStr::new(on))), "{on}");
+    for on in ["1", "true", "TRUE", "t"] {
+        assert_eq!(builder(env(on).as_deref(), true), Builder::BuildKit, "{on}");
+        assert_eq!(builder(env(on).as_deref(), false), Builder::Refused, "{on}");
     }
-    assert!(!legacy_builder(None));
+    assert_eq!(builder(None, true), Builder::BuildKit);
+    assert_eq!(builder(None, false), Builder::Legacy { asked: false });
+}
+
+#[test]
+fn the_daemons_socket_and_environment_are_read_as_docker_names_them() {
+    let words =
+        |line: &str| -> Vec<OsString> { line.split_whitespace().map(OsString::from).collect() };
+    let host = Some(OsStr::new("unix:///run/other.sock"));
+    assert_eq!(
+        docker_socket(&words("-H unix:///s"), host),
+        Some("/s".into())
+    );
+    assert_eq!(
+        docker_socket(&words("--host=unix:///t"), None),
+        Some("/t".into())
+    );
+    assert_eq!(docker_socket(&[], host), Some("/run/other.sock".into()));
+    assert_eq!(docker_socket(&words("-H tcp://h:2375"), None), None);
+    assert_eq!(docker_socket(&words("--context ci"), host), None);
+    let environ = b"PATH=/bin\0DOCKER_BUILDKIT_RUNC_COMMAND=/opt/eatmydata-runtime\0HOME=/\0";
+    assert_eq!(
+        runc_of(environ),
+        BuildkitRunc::Set("/opt/eatmydata-runtime".into())
+    );
+    assert_eq!(
+        runc_of(b"PATH=/bin\0X_DOCKER_BUILDKIT_RUNC_COMMAND=y\0"),
+        BuildkitRunc::Unset
+    );
 }

@@ -257,6 +257,11 @@ mod tests {
     /// The plan for the command line `argv` (after `eatmydata`) and a
     /// program of `kind`, on a machine with nothing special.
     fn plan_for(argv: &[&str], kind: Kind, found: impl FnOnce(&mut Found)) -> Plan {
+        try_plan(argv, kind, found).unwrap()
+    }
+
+    /// [`plan_for`], which may be refused.
+    fn try_plan(argv: &[&str], kind: Kind, found: impl FnOnce(&mut Found)) -> Result<Plan, Error> {
         let argv = ["eatmydata"].iter().chain(argv).map(OsString::from);
         let Ok(Action::Run(invocation)) = args::parse(argv) else {
             panic!("not a command line that runs a command");
@@ -280,7 +285,7 @@ mod tests {
             inherited_only: None,
         };
         found(&mut facts);
-        plan(invocation, facts).unwrap()
+        plan(invocation, facts)
     }
 
     #[test]
@@ -446,30 +451,7 @@ mod tests {
     #[test]
     fn with_kept_mounts_a_static_program_gets_the_supervisor_or_nothing() {
         let keep = |found: &mut Found| found.keep = vec!["/b".into()];
-        let argv = ["eatmydata", "--seccomp=plain", "prog"].map(OsString::from);
-        let Ok(Action::Run(invocation)) = args::parse(argv) else {
-            panic!();
-        };
-        let mut found = Found {
-            library: Located {
-                path: "/lib/eatmydata/libeatmydata.so".into(),
-                source: Source::Installed,
-                passed: Vec::new(),
-            },
-            program: "/usr/bin/prog".into(),
-            kind: Kind::Static,
-            set_id: None,
-            ld_preload: None,
-            client_notice: None,
-            sync_at_exit_switch: false,
-            proc_mounted: true,
-            keep: Vec::new(),
-            only: Vec::new(),
-            inherited_keep: None,
-            inherited_only: None,
-        };
-        keep(&mut found);
-        let refused = plan(invocation, found).unwrap_err();
+        let refused = try_plan(&["--seccomp=plain", "prog"], Kind::Static, keep).unwrap_err();
         assert_eq!(refused.exit_code(), 2);
         assert!(refused.to_string().contains("--seccomp=plain"), "{refused}");
         let bare = plan_for(&["prog"], Kind::Static, |found| {
@@ -559,31 +541,9 @@ mod tests {
 
     #[test]
     fn a_library_path_the_loader_would_split_is_refused() {
-        let argv = ["eatmydata", "prog"].map(OsString::from);
-        let Ok(Action::Run(invocation)) = args::parse(argv) else {
-            panic!();
-        };
-        let found = Found {
-            library: Located {
-                path: "/odd:path/libeatmydata.so".into(),
-                source: Source::Installed,
-                passed: Vec::new(),
-            },
-            program: "/usr/bin/prog".into(),
-            kind: Kind::Dynamic,
-            set_id: None,
-            ld_preload: None,
-            client_notice: None,
-            sync_at_exit_switch: false,
-            proc_mounted: true,
-            keep: Vec::new(),
-            only: Vec::new(),
-            inherited_keep: None,
-            inherited_only: None,
-        };
-        assert!(matches!(
-            plan(invocation, found),
-            Err(Error::LibraryPath(_))
-        ));
+        let odd = try_plan(&["prog"], Kind::Dynamic, |found| {
+            found.library.path = "/odd:path/libeatmydata.so".into();
+        });
+        assert!(matches!(odd, Err(Error::LibraryPath(_))));
     }
 }

@@ -386,3 +386,88 @@ fn on_a_docker_host_install_reloads_dockerd_and_uninstall_gives_daemon_json_back
     assert_eq!(fs::read_to_string(&config).unwrap(), theirs);
     assert_eq!(dockerd.daemon.pid(), pid);
 }
+
+/// The installer heals: a first install on a Docker host whose reload
+/// failed (a pid file that names no dockerd, as a wrong `--restart`
+/// leaves it) changed daemon.json and left dockerd without the handler;
+/// before, every later run said "nothing restarted" and timed out waiting
+/// for it. Now the next run sees dockerd does not report the handler,
+/// reloads it, and reports it ready. `--restart none` registers and
+/// exits at once, saying what to restart.
+#[test]
+fn a_second_install_heals_a_failed_reload_and_restart_none_returns_at_once() {
+    let dir = RunDir::new("install-heal");
+    let host = dir.join("host");
+    let config = host.join("etc/docker/daemon.json");
+    fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let theirs = "{\n    \"debug\": false\n}\n";
+    fs::write(&config, theirs).unwrap();
+    let dockerd = Dockerd::start(
+        dir.path(),
+        &config,
+        &dir.join("data"),
+        &dir.join("exec"),
+        None,
+    );
+    let pid = dockerd.daemon.pid();
+    let installer = |verb: &str, restart: &[&str]| {
+        let mut installer = Command::new(runtime());
+        installer
+            .args([verb, "--engine", "docker", "--host-root"])
+            .arg(&host)
+            .args(restart)
+            .arg("--address")
+            .arg(&dockerd.socket)
+            .arg("--timeout=20")
+            .stdin(Stdio::null());
+        installer.output().expect("run the installer")
+    };
+    let pid_file = dir.join("dockerd.pid");
+    let pid_file = pid_file.to_str().unwrap();
+    let right = ["--restart", "pid-file", pid_file];
+
+    // A first install whose reload fails (a pid file naming no dockerd):
+    // it fails, daemon.json changed, dockerd without the handler.
+    let wrong = dir.join("none.pid");
+    let failed = installer(
+        "install",
+        &["--restart", "pid-file", wrong.to_str().unwrap()],
+    );
+    assert_eq!(
+        failed.status.code(),
+        Some(125),
+        "{}",
+        String::from_utf8_lossy(&failed.stderr)
+    );
+    assert_ne!(fs::read_to_string(&config).unwrap(), theirs);
+    // The next run: the files say so already, dockerd does not: reloaded.
+    let healed = said(installer("install", &right), "install");
+    assert!(
+        healed.contains("already register eatmydata, but dockerd does not report the handler"),
+        "{healed}"
+    );
+    assert!(
+        healed.contains(&format!("Reloaded dockerd (SIGHUP to {pid})")),
+        "{healed}"
+    );
+    assert!(healed.contains("reports the handler eatmydata"), "{healed}");
+    // And the one after it has nothing to do.
+    let again = said(installer("install", &right), "install");
+    assert!(again.contains("nothing restarted"), "{again}");
+    let removed = said(installer("uninstall", &right), "uninstall");
+    assert!(removed.contains("Put "), "{removed}");
+    assert_eq!(fs::read_to_string(&config).unwrap(), theirs);
+
+    // --restart none: registered (or put back), said, no wait.
+    for verb in ["install", "uninstall"] {
+        let started = std::time::Instant::now();
+        let none = said(installer(verb, &["--restart", "none"]), verb);
+        assert!(started.elapsed() < Duration::from_secs(15), "{none}");
+        assert!(
+            none.contains("--restart none: ") && none.contains("once you reload it"),
+            "{none}"
+        );
+    }
+    assert_eq!(fs::read_to_string(&config).unwrap(), theirs);
+    assert_eq!(dockerd.daemon.pid(), pid);
+}

@@ -12,18 +12,23 @@ does, or take every step of that back. Run as root, usually in a privileged
 container with the machine's root mounted (--host-root /host).
 
 install, under one lock for the whole machine (HOST/var/lib/eatmydata/):
-  copies this command to HOST/usr/local/bin/eatmydata, with the link
-  eatmydata-runtime beside it and the library placed in
-  HOST/usr/local/eatmydata/lib/eatmydata/; registers the runtime with the engine as
+  copies this command to HOST/usr/local/eatmydata/bin/eatmydata, with the
+  link eatmydata-runtime beside it and the library placed in
+  HOST/usr/local/eatmydata/lib/eatmydata/; runs that eatmydata-runtime's
+  check before changing any engine file; registers it with the engine as
   `configure` does (containerd 1.x: config.toml; containerd 2.x, config
   version 3 importing conf.d/*.toml: a drop-in there; CRI-O: a drop-in in
   crio.conf.d; dockerd: daemon.json), keeping the files as they were in
   HOST/var/lib/eatmydata/install.json; restarts (dockerd: reloads) the
-  engine only when a file changed; waits until the engine answers again
-  (dockerd: until it lists the runtime).
+  engine when a file changed or the engine does not report the handler
+  (a run whose restart failed is healed by the next); waits until the
+  engine answers again (dockerd, containerd: until it lists the handler).
 uninstall: puts every file back byte for byte, restarts the engine if it
-  changed one, then removes what install copied.
+  changed one (or still reports the handler), then removes what install
+  copied.
 A second run of either finds nothing to do and restarts nothing.
+--restart none registers (or puts back) and exits at once, saying what to
+restart; it waits for nothing.
 
 Options:
       --host-root DIR    the machine's root as seen here (default /)
@@ -49,7 +54,8 @@ Options:
 
 Exit status: 0 when done (or nothing was to do); 2 for bad usage; 65 when
 the engine's file cannot be parsed or was changed since install (it is
-left alone); 125 for anything else that failed.
+left alone); 69 when the copied runtime fails its check (no engine file
+changed); 125 for anything else that failed.
 ";
 
 /// The engines the installer knows.

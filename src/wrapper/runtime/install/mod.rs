@@ -36,7 +36,7 @@ pub use copy::PREFIX;
 pub fn copy_to(root: &std::path::Path, prefix: &str) -> Result<String, Error> {
     copy::install_in(&Host::new(root)?, prefix)
 }
-use args::{Engine, Request};
+use args::{Engine, Request, Restart};
 use host::Host;
 
 /// A failure of the installer; `Display` is the message after `eatmydata: `.
@@ -170,13 +170,45 @@ fn install(request: &Request) -> Result<(), Error> {
         register::apply(&host, change)?;
         println!("Registered {} in {}.", register::NAME, change.path);
     }
-    if changed {
-        restart::engine(engine, &host, request)?;
-    } else {
-        println!(
-            "The engine's files already register {}: nothing restarted.",
+    // Healed whenever the engine does not report the handler: a first
+    // run whose restart failed left the files changed and the engine not.
+    let name = engine_name(engine);
+    let missing = match wait::reports_now(engine, &host, request) {
+        Ok(Some(true)) | Ok(None) => None,
+        Ok(Some(false)) => Some(format!("{name} does not report the handler")),
+        Err(why) => Some(format!("{name} does not answer ({why})")),
+    };
+    if request.restart == Restart::None {
+        match (changed, &missing) {
+            (false, None) => println!(
+                "The engine's files already register {} and {name} reports it: nothing \
+                 to restart.",
+                register::NAME
+            ),
+            _ => println!(
+                "--restart none: registered; {name} takes the handler once you {} it \
+                 (systemctl {} {}).",
+                restart::verb(engine),
+                restart::verb(engine),
+                restart::unit(engine)
+            ),
+        }
+        return Ok(());
+    }
+    match (changed, missing) {
+        (true, _) => restart::engine(engine, &host, request)?,
+        (false, Some(why)) => {
+            println!(
+                "The engine's files already register {}, but {why}: telling it again.",
+                register::NAME
+            );
+            restart::engine(engine, &host, request)?;
+        }
+        (false, None) => println!(
+            "The engine's files already register {} and {name} reports it: nothing \
+             restarted.",
             register::NAME
-        );
+        ),
     }
     wait::until_ready(engine, &host, request, true)?;
     label();
@@ -196,7 +228,34 @@ fn take_back(request: &Request) -> Result<(), Error> {
         register::apply(&host, change)?;
         println!("Put {} back as it was before install.", change.path);
     }
-    if engine == Engine::Docker && !changes.is_empty() {
+    // Healed likewise: an engine that still reports the handler with the
+    // files put back (a restart that failed before) is told again; not
+    // dockerd, whose reload keeps a runtime the file no longer names.
+    let name = engine_name(engine);
+    let still = engine != Engine::Docker
+        && changes.is_empty()
+        && wait::reports_now(engine, &host, request) == Ok(Some(true));
+    if request.restart == Restart::None {
+        if !changes.is_empty() || still {
+            println!(
+                "--restart none: files put back; {name} drops the handler once you {} it \
+                 (systemctl {} {}).",
+                restart::verb(engine),
+                restart::verb(engine),
+                restart::unit(engine)
+            );
+        }
+        copy::uninstall(&host)?;
+        return state::remove(&host);
+    }
+    if still {
+        println!(
+            "No engine file holds what install wrote, but {name} still reports the handler: \
+             restarting it."
+        );
+        restart::engine(engine, &host, request)?;
+        wait::until_ready(engine, &host, request, false)?;
+    } else if engine == Engine::Docker && !changes.is_empty() {
         // A reload keeps a runtime whose key went missing from the file.
         restart::engine(engine, &host, request)?;
         wait::until_answers(engine, &host, request)?;

@@ -28,14 +28,9 @@ pub fn engine(engine: Engine, host: &Host, request: &Request) -> Result<(), Erro
     let name = engine_name(engine);
     let reload = engine == Engine::Docker;
     match &request.restart {
-        Restart::None => {
-            println!(
-                "--restart none: {name} reads the change only once you {} it.",
-                if reload { "reload" } else { "restart" }
-            );
-            Ok(())
-        }
-        Restart::Systemd => systemd(engine, reload),
+        // Said by the caller, which waits for nothing then.
+        Restart::None => Ok(()),
+        Restart::Systemd => systemd(engine),
         Restart::PidFile { file, start } => {
             if reload {
                 // configure's reload: the pid checked through a pidfd to be
@@ -84,8 +79,25 @@ pub fn engine(engine: Engine, host: &Host, request: &Request) -> Result<(), Erro
     }
 }
 
+/// How `engine` takes a change: dockerd reloads, the others restart.
+pub fn verb(engine: Engine) -> &'static str {
+    match engine {
+        Engine::Docker => "reload",
+        Engine::Containerd | Engine::Crio => "restart",
+    }
+}
+
+/// The engine's systemd unit.
+pub fn unit(engine: Engine) -> &'static str {
+    match engine {
+        Engine::Containerd => "containerd",
+        Engine::Crio => "crio",
+        Engine::Docker => "docker",
+    }
+}
+
 /// `systemctl restart|reload UNIT` in pid 1's mount namespace.
-fn systemd(engine: Engine, reload: bool) -> Result<(), Error> {
+fn systemd(engine: Engine) -> Result<(), Error> {
     let comm = fs::read_to_string("/proc/1/comm").unwrap_or_default();
     if comm.trim_end() != "systemd" {
         return Err(Error::Engine(format!(
@@ -94,12 +106,7 @@ fn systemd(engine: Engine, reload: bool) -> Result<(), Error> {
             comm.trim_end()
         )));
     }
-    let unit = match engine {
-        Engine::Containerd => "containerd",
-        Engine::Crio => "crio",
-        Engine::Docker => "docker",
-    };
-    let verb = if reload { "reload" } else { "restart" };
+    let (unit, verb) = (unit(engine), verb(engine));
     let namespace = File::open("/proc/1/ns/mnt").map_err(Error::io("open", "/proc/1/ns/mnt"))?;
     let fd = namespace.as_raw_fd();
     let mut systemctl = Command::new("systemctl");

@@ -95,6 +95,16 @@ pub fn until_ready(
     }
 }
 
+/// Whether `engine` lists the handler now (one question): `Ok(None)`
+/// when it cannot be asked, `Err` when it does not answer.
+pub fn reports_now(engine: Engine, host: &Host, request: &Request) -> Result<Option<bool>, String> {
+    let socket = match &request.address {
+        Some(socket) => socket.clone(),
+        None => socket(engine, host).map_err(|error| error.to_string())?,
+    };
+    reports(engine, &socket)
+}
+
 /// Whether the engine lists the handler; `None` when it cannot be asked.
 fn reports(engine: Engine, socket: &std::path::Path) -> Result<Option<bool>, String> {
     let stream = UnixStream::connect(socket).map_err(|e| e.to_string())?;

@@ -257,6 +257,15 @@ fn saved(flush: Duration, count: u64) -> Duration {
 
 /// `1 flush`, `7,478 flushes`.
 pub fn flushes_word(count: u64) -> String {
+    format!(
+        "{} flush{}",
+        grouped(count),
+        if count == 1 { "" } else { "es" }
+    )
+}
+
+/// A count as every report writes it: `7,478`, `1,234,567`.
+pub fn grouped(count: u64) -> String {
     let digits = count.to_string();
     let mut grouped = String::new();
     for (at, digit) in digits.chars().enumerate() {
@@ -265,7 +274,7 @@ pub fn flushes_word(count: u64) -> String {
         }
         grouped.push(digit);
     }
-    format!("{grouped} flush{}", if count == 1 { "" } else { "es" })
+    grouped
 }
 
 /// A duration as a person says it: `45 µs`, `1.3 ms`, `240 ms`, `9.7 s`,

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::estimate;
 use crate::protocol::{self, Counts, Device, SKIPS};
 
 /// The variable that names the report file to the library.
@@ -76,8 +77,8 @@ pub fn summarize(lines: &str, seccomp: bool) -> String {
     for (name, (processes, counts)) in busy.iter().take(12) {
         out.push_str(&row(
             name,
-            &processes.to_string(),
-            counts.iter().map(u64::to_string),
+            &estimate::grouped(*processes),
+            counts.iter().copied().map(estimate::grouped),
         ));
     }
     if busy.len() > 12 {
@@ -105,8 +106,8 @@ pub fn summarize(lines: &str, seccomp: bool) -> String {
     }
     out.push_str(&row(
         "all",
-        &total.0.to_string(),
-        total.1.iter().map(u64::to_string),
+        &estimate::grouped(total.0),
+        total.1.iter().copied().map(estimate::grouped),
     ));
     if seccomp {
         out.push_str("  (the seccomp filter's answers are not counted)\n");
@@ -144,7 +145,7 @@ garbage
         );
         assert!(rows[1].starts_with("  program          processes  fsync  sync  sync_file_range"));
         assert!(
-            rows[2].starts_with("  sqlite3                  2   4008     1"),
+            rows[2].starts_with("  sqlite3                  2  4,008     1"),
             "{summary}"
         );
         assert_eq!(
@@ -152,7 +153,7 @@ garbage
             "{summary}"
         );
         assert!(
-            rows[4].starts_with("  all                      3   4008     1"),
+            rows[4].starts_with("  all                      3  4,008     1"),
             "{summary}"
         );
         assert!(

@@ -162,7 +162,9 @@ fn skipped(report: &str) -> u64 {
         .unwrap_or_else(|| panic!("no `all` line in the report:\n{report}"));
     // all PROCESSES FSYNC SYNC RANGE MSYNC O_SYNC RWF O_DIRECT
     let counts = all.split_whitespace().skip(2);
-    counts.filter_map(|n| n.parse::<u64>().ok()).sum()
+    counts
+        .filter_map(|n| n.replace(',', "").parse::<u64>().ok())
+        .sum()
 }
 
 /// Writes the load of `table` for `engine` in `dir`, readable by its user

@@ -193,8 +193,7 @@ fn saved(timed: &[Timed]) -> Option<Saved> {
 }
 
 fn grouped(count: u64) -> String {
-    let words = estimate::flushes_word(count);
-    words.split(' ').next().unwrap_or_default().to_owned()
+    estimate::grouped(count)
 }
 
 fn since_words(since: Option<i64>) -> String {

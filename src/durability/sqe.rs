@@ -153,6 +153,30 @@ pub fn rewrite(
     }
 }
 
+/// With syncs kept by mount (`super::mount`): what a `rewrite` of
+/// `entry` becomes. A write loses `RWF_SYNC` only where `eaten` says its
+/// descriptor's mount is eaten; on a fixed slot, whose mount is not asked,
+/// it keeps it. Every other rewrite stands (sync entries asked their
+/// mount already, through `reaches_disk`; open entries are given no sync
+/// flag to drop).
+pub fn scoped(entry: &[u8; SIZE], rewrite: Rewrite, eaten: impl FnOnce(i32) -> bool) -> Rewrite {
+    let write = matches!(
+        entry[OPCODE],
+        OP_WRITE | OP_WRITEV | OP_WRITE_FIXED | OP_WRITEV_FIXED
+    );
+    match rewrite {
+        Rewrite::OpFlags(_) if write => {
+            let fixed = entry[FLAGS] & FIXED_FILE != 0;
+            if !fixed && eaten(u32_at(entry, FD) as i32) {
+                rewrite
+            } else {
+                Rewrite::Keep
+            }
+        }
+        rewrite => rewrite,
+    }
+}
+
 /// Whether the kernel would accept a sync entry's own fields.
 fn sync_accepted(entry: &[u8; SIZE]) -> bool {
     let common = entry[FLAGS] & !NOP_KEEPS == 0

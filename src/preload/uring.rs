@@ -107,7 +107,7 @@ pub unsafe fn eat(at: *mut u8, batch: &Batch) {
             how = open_how(address, size);
             sqe::openat2(how, batch.dropped)
         }
-        Rewrite::OpFlags(_) if batch.scoped && !write_eaten(&entry) => Rewrite::Keep,
+        rewrite if batch.scoped => sqe::scoped(&entry, rewrite, keep::eats_fd),
         rewrite => rewrite,
     };
     match rewrite {
@@ -124,15 +124,6 @@ pub unsafe fn eat(at: *mut u8, batch: &Batch) {
             _ => told(&before, rewrite),
         }
     }
-}
-
-/// Under kept mounts, whether a write entry loses its `RWF_SYNC`: by its
-/// descriptor's mount; a fixed slot's is not known, so it keeps it. (An
-/// `OPENAT` entry's flags no longer hold what is dropped: see [`Batch`].)
-fn write_eaten(entry: &[u8; sqe::SIZE]) -> bool {
-    let fd = i32::from_ne_bytes(read4(entry, sqe::FD));
-    let is_open = entry[sqe::OPCODE] == sqe::OP_OPENAT;
-    is_open || (entry[sqe::FLAGS] & sqe::FIXED_FILE == 0 && keep::eats_fd(fd))
 }
 
 /// An `OPENAT2` entry's `struct open_how` of `size` bytes at `address`,

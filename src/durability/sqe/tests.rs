@@ -265,3 +265,25 @@ fn opcodes_and_offsets_are_the_kernel_headers() {
     };
     assert_eq!(headers.trim(), expected);
 }
+
+#[test]
+fn with_kept_mounts_a_write_keeps_rwf_sync_unless_its_mount_is_eaten() {
+    let mut write = entry(sqe::OP_WRITE);
+    set_u32(&mut write, sqe::OP_FLAGS, libc::RWF_DSYNC as u32);
+    let dropped = sqe::rewrite(&write, DROPPED, |_| true);
+    assert_eq!(dropped, Rewrite::OpFlags(0));
+    let mut asked = None;
+    let eaten = sqe::scoped(&write, dropped, |fd| {
+        asked = Some(fd);
+        true
+    });
+    assert_eq!((eaten, asked), (dropped, Some(7)));
+    assert_eq!(sqe::scoped(&write, dropped, |_| false), Rewrite::Keep);
+    let mut fixed = write;
+    fixed[sqe::FLAGS] = sqe::FIXED_FILE;
+    let never = |_| panic!("a fixed slot's mount is not asked");
+    assert_eq!(sqe::scoped(&fixed, dropped, never), Rewrite::Keep);
+    // Other rewrites stand: a sync entry asked its mount already.
+    let fsync = entry(sqe::OP_FSYNC);
+    assert_eq!(sqe::scoped(&fsync, Rewrite::Nop, never), Rewrite::Nop);
+}

@@ -42,17 +42,10 @@ pub fn rewrite(sqes: &Map, at: usize, mut entry: [u8; sqe::SIZE], dropped: u32, 
         Target::Fixed(slot) => fixed(slot),
     });
     // An OPENAT2's how is read, never written: the entry changes instead.
-    // With syncs kept by mount, a write keeps RWF_SYNC on a kept mount,
-    // and on a fixed slot, whose mount is not asked.
+    // With syncs kept by mount, a write keeps RWF_SYNC on a kept mount.
     let decision = match decision {
-        Rewrite::OpFlags(_) if mounts.by_mount() && entry[sqe::OPCODE] != sqe::OP_OPENAT => {
-            let fd = i32::from_ne_bytes([entry[4], entry[5], entry[6], entry[7]]);
-            let fixed = entry[sqe::FLAGS] & sqe::FIXED_FILE != 0;
-            if !fixed && eatable(call.caller, fd, mounts) {
-                decision
-            } else {
-                Rewrite::Keep
-            }
+        decision if mounts.by_mount() && matches!(decision, Rewrite::OpFlags(_)) => {
+            sqe::scoped(&entry, decision, |fd| eatable(call.caller, fd, mounts))
         }
         Rewrite::OpenHow { address, size } => {
             sqe::openat2(read_how(call, address, size.into()), dropped)

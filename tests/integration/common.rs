@@ -11,10 +11,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::{env, fs};
 
-pub mod home; // root's home for a test: a folder of its own under /run (EATMYDATA_HOME)
+pub mod flushes; // flush counts judged against a control and a floor, never against 0
+pub mod home; // root's homes for tests (EATMYDATA_HOME): each process's, made before main, and a test's own
 mod lock; // one machine-wide lock between sync(2) callers and disk readers
 pub mod mariadb; // a MariaDB server of a test's own, started and stopped around a script
 mod run; // a program run with or without the library, under strace or not
+pub use flushes::{Flushes, floor_writing, nosync, nosync_into};
 pub use home::RootHome;
 pub use lock::{QuietDisks, in_whole_machine_sync, locked, quiet_disks, whole_machine_sync};
 pub use run::{Outcome, Run};
@@ -225,6 +227,17 @@ pub fn wait_until(what: &str, timeout: std::time::Duration, mut done: impl FnMut
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
+}
+
+/// `job` with its `--sync` made `none`: the same writes, no flush (a
+/// count's floor).
+pub fn unsynced<'a>(job: &[&'a str]) -> Vec<&'a str> {
+    let mut job = job.to_vec();
+    match job.iter().position(|option| *option == "--sync") {
+        Some(at) => job[at + 1] = "none",
+        None => job.extend(["--sync", "none"]),
+    }
+    job
 }
 
 /// What `scripts/fio-flushes` measured of one fio job (which it checked:

@@ -177,11 +177,9 @@ impl MuslImage {
     }
 }
 
-/// Asserts that the control run's syncs reached the disk (`at_least`
-/// flushes) and that none of the run under eatmydata did: the loop
-/// device's journal commits only on a sync (commit=600), and no test's
-/// sync(2) runs while a count is taken (common::lock).
-fn assert_eaten(control: u64, eaten: u64, at_least: u64) {
-    assert!(control >= at_least, "control: {control} flushes");
-    assert_eq!(eaten, 0, "flushes under eatmydata ({control} without)");
+/// Where the floor's `nosync` is inside a container whose `/data` is
+/// `disk` (see [`data_volume`]): copied there by this call.
+fn floor_program(disk: &LoopFs) -> &'static str {
+    crate::common::nosync_into(disk.path());
+    "/data/nosync"
 }

@@ -6,7 +6,9 @@
 //!
 //! One fsync on journaled ext4 is about two flush requests on the device
 //! (the journal commit's pre-flush and its FUA write). The journal is not
-//! committed on a timer (`commit=600`), so writes without a sync add none.
+//! committed on a timer (`commit=600`), so writes without a sync add few:
+//! what they add, and what a busy machine's sync(2) adds, is judged by
+//! `common::flushes`, never assumed to be nothing.
 
 #![allow(dead_code)]
 
@@ -214,17 +216,6 @@ impl LoopFs {
         run();
         self.flushes() - before
     }
-}
-
-/// Asserts that a run under eatmydata made at most 5% of the flushes its
-/// control made (the caller checks that the control flushed for real): the
-/// rest is the file system's own, such as the journal commit of making
-/// the files. `what` says which run, in the message.
-pub fn assert_few_flushes(eaten: u64, control: u64, what: &str) {
-    assert!(
-        eaten * 20 <= control,
-        "{what}: {eaten} flushes under eatmydata, more than 5% of the control's {control}"
-    );
 }
 
 impl Drop for LoopFs {

@@ -1,7 +1,19 @@
-//! Root's home for a test (`EATMYDATA_HOME`): a folder of root's under
-//! `/run`, mode 0755 in a root-owned chain, as the rule for root wants it,
-//! of the test's own and removed after; never the machine's
+//! Root's homes for tests (`EATMYDATA_HOME`): folders of root's under
+//! `/run`, mode 0755 in a root-owned chain, as the rule for root's home
+//! wants them (`src/wrapper/library/mod.rs`), wherever the checkout is
+//! (never under it: it may be in `/tmp`); never the machine's
 //! `/run/eatmydata` or `/var/lib/eatmydata`.
+//!
+//! - **Each test process's own**, the default: before `main` (from
+//!   `.init_array`, while the process has one thread),
+//!   `/run/eatmydata-test/home-PID` is made and `EATMYDATA_HOME` names it
+//!   in this process's environment, so that every command, runtime and
+//!   engine a test starts inherits it: the library root places, the
+//!   account and the containers' report folders all go there. Removed at
+//!   exit, and those of test processes that are gone at the next start.
+//!   Only as root: a user's run makes nothing.
+//! - **A test's own** ([`RootHome`]), for a test that looks at what its
+//!   home holds and sets `EATMYDATA_HOME` on its commands itself.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -38,4 +50,102 @@ impl Drop for RootHome {
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.0);
     }
+}
+
+/// Where the homes of test processes go: root's, in root's `/run`.
+pub const PARENT: &str = "/run/eatmydata-test";
+
+/// The variable, as the command reads it.
+pub const HOME: &str = "EATMYDATA_HOME";
+
+/// This process's home folder, named by pid.
+pub fn path() -> PathBuf {
+    Path::new(PARENT).join(format!("home-{}", std::process::id()))
+}
+
+// SAFETY (of the attribute): the entry is a plain `extern "C" fn()` with no
+// arguments, as the loader calls each entry of `.init_array`.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static MAKE_HOME: extern "C" fn() = make_home;
+
+/// Makes the home and sets the variable, before `main`.
+extern "C" fn make_home() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    sweep();
+    let home = path();
+    if !(make(Path::new(PARENT)) && make(&home)) {
+        return;
+    }
+    // SAFETY: before main, from .init_array: no other thread exists yet
+    // to read the environment while it changes.
+    unsafe { std::env::set_var(HOME, &home) };
+    // SAFETY: registers a plain function with no arguments.
+    unsafe { libc::atexit(remove_home) };
+}
+
+/// `folder`, root's, mode 0755 (whatever the umask), made when missing.
+fn make(folder: &Path) -> bool {
+    let _ = fs::create_dir(folder);
+    fs::set_permissions(folder, fs::Permissions::from_mode(0o755)).is_ok()
+}
+
+/// Removes the home at exit.
+extern "C" fn remove_home() {
+    let _ = fs::remove_dir_all(path());
+}
+
+/// Removes the homes of test processes that are gone (ended by a signal,
+/// as a test past its time limit is).
+fn sweep() {
+    let Ok(entries) = fs::read_dir(PARENT) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("home-")) else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// The machine's own places for root's home and the account, which no
+/// test may touch.
+pub const MACHINE: [&str; 2] = ["/run/eatmydata", "/var/lib/eatmydata"];
+
+/// What a folder of the machine's holds now: every path under it with its
+/// kind, size and modification time, or that it is missing; the guard test
+/// compares two of these.
+pub fn snapshot(folder: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    let mut todo = vec![PathBuf::from(folder)];
+    while let Some(path) = todo.pop() {
+        let Ok(meta) = fs::symlink_metadata(&path) else {
+            seen.push(format!("{} missing", path.display()));
+            continue;
+        };
+        let modified = meta.modified().ok();
+        seen.push(format!(
+            "{} {:?} {} {modified:?}",
+            path.display(),
+            meta.file_type(),
+            meta.len()
+        ));
+        if meta.is_dir()
+            && let Ok(entries) = fs::read_dir(&path)
+        {
+            todo.extend(entries.flatten().map(|entry| entry.path()));
+        }
+    }
+    seen.sort();
+    seen
 }

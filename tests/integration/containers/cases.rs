@@ -4,7 +4,9 @@
 //! started without the runtime), a program that syncs by itself (static C,
 //! Go, dynamic C), and the per-container off switch.
 
-use super::engine::{Engine, Job, Measured, assert_eaten, measure, report, script};
+use super::engine::{
+    Engine, Job, Measured, assert_eaten, floor_args as floor_args_of, measure, report, script,
+};
 use crate::loopfs::LoopFs;
 
 /// Single-row transactions a server case commits.
@@ -25,21 +27,33 @@ pub fn server(engine: &dyn Engine, server: &str) {
     let disk = LoopFs::new(&format!("{}-{server}", engine.name()), 1024);
     let sh = script(&format!("{server}.sh"));
     let rows = ROWS.to_string();
-    let write = |eaten: bool, name: &str| {
+    let write = |eaten: bool, name: &str, floor: bool| {
         let args = ["sh", &sh, "write", name, &rows];
+        let floor_args;
         let job = Job {
             eaten,
             image: engine.image(),
             env: &[],
-            args: &args,
+            args: if floor {
+                floor_args = floor_args_of(&disk, &args);
+                &floor_args
+            } else {
+                &args
+            },
         };
         measure(engine, &disk, &job)
     };
-    let control = write(false, "plain");
-    let eaten = write(true, "eaten");
-    assert_eaten(engine.name(), server, &control, &eaten, u64::from(ROWS));
+    let control = write(false, "plain", false);
+    let floor = write(false, "floor", true);
+    let eaten = write(true, "eaten", false);
+    assert_eaten(
+        engine.name(),
+        server,
+        [&control, &floor, &eaten],
+        u64::from(ROWS),
+    );
     let sum: u32 = (0..ROWS).sum();
-    for name in ["plain", "eaten"] {
+    for name in ["plain", "floor", "eaten"] {
         let args = ["sh", &sh, "check", name];
         let job = Job {
             eaten: false,
@@ -61,7 +75,21 @@ pub fn server(engine: &dyn Engine, server: &str) {
 pub fn program(engine: &dyn Engine, case: &str, program: &str) {
     let disk = LoopFs::new(&format!("{}-{case}", engine.name()), 64);
     let (control, eaten) = program_runs(engine, &disk, program, &[]);
-    assert_eaten(engine.name(), case, &control, &eaten, u64::from(SYNCS));
+    let syncs = SYNCS.to_string();
+    let args = floor_args_of(&disk, &[program, "loop", "/data/floor", &syncs]);
+    let job = Job {
+        eaten: false,
+        image: engine.image(),
+        env: &[],
+        args: &args,
+    };
+    let floor = measure(engine, &disk, &job);
+    assert_eaten(
+        engine.name(),
+        case,
+        [&control, &floor, &eaten],
+        u64::from(SYNCS),
+    );
 }
 
 /// The runs of `program`: plain runc, then under the runtime with `env`.

@@ -7,8 +7,8 @@
 use std::process::{Command, Stdio};
 
 use super::engine::runtime;
-use super::{MuslImage, assert_eaten, conf, data_volume, podman_ok, text};
-use crate::common::{Libc, command, probe, probe_for};
+use super::{MuslImage, conf, data_volume, floor_program, podman_ok, text};
+use crate::common::{Flushes, Libc, command, probe, probe_for};
 use crate::loopfs::LoopFs;
 
 /// `eatmydata podman ARGS`, with the tests' podman settings.
@@ -62,10 +62,20 @@ fn eatmydata_podman_run_reaches_a_static_program() {
     let control = disk.flushes_during_sync(|| {
         podman_ok(&[&run[..], &["/data/a"]].concat());
     });
+    let nosync = floor_program(&disk);
+    let floor = disk.flushes_during(|| {
+        let run = ["run", "--rm", "-v", &volume, &musl.image.0, nosync];
+        podman_ok(&[&run[..], &[musl.program.as_str(), "/data/f"]].concat());
+    });
     let mut output = None;
     let eaten =
         disk.flushes_during(|| output = Some(eatmydata_podman(&[&run[..], &["/data/b"]].concat())));
-    assert_eaten(control, eaten, 6);
+    Flushes {
+        control,
+        floor,
+        eaten,
+    }
+    .assert_eaten(6, "eatmydata podman run, a static program");
     // The client itself ran without the library or a filter: nothing said.
     let output = output.unwrap();
     assert!(output.stderr.is_empty(), "{}", text(&output));

@@ -14,7 +14,8 @@ use super::cases::{self, DYNAMIC, GO, STATIC, SYNCS};
 use super::containerd::Containerd;
 use super::daemon::{Dockerd, RunDir, StoreLock, Unmounted};
 use super::engine::{
-    CACHE, Engine, Job, Ran, assert_eaten, assert_flushes_eaten, measure, measure_with, register,
+    CACHE, Engine, Job, Ran, assert_eaten, assert_flushes_eaten, floor_args, measure, measure_with,
+    register,
 };
 use super::image::{OWN_PRELOAD, test_image};
 use crate::loopfs::LoopFs;
@@ -181,9 +182,10 @@ fn exec(docker: &Docker) {
     let disk = LoopFs::new("docker-exec", 64);
     let syncs = SYNCS.to_string();
     for program in [DYNAMIC, STATIC] {
-        let runs: Vec<_> = [false, true]
+        // The control, the floor (under nosync, in the volume), ours.
+        let runs: Vec<_> = [(false, false), (false, true), (true, false)]
             .into_iter()
-            .map(|eaten| {
+            .map(|(eaten, floor)| {
                 let name = format!(
                     "exec-{}-{}",
                     std::process::id(),
@@ -205,8 +207,14 @@ fn exec(docker: &Docker) {
                 ]);
                 let _removed = Removed(docker, name.clone());
                 let file = format!("/data/{name}");
+                let job = [program, "loop", &file, &syncs];
+                let job = if floor {
+                    floor_args(&disk, &job)
+                } else {
+                    job.to_vec()
+                };
                 measure_with(&disk, || {
-                    let args = ["exec", &name, program, "loop", &file, &syncs];
+                    let args = [&["exec", &name][..], &job].concat();
                     docker
                         .docker()
                         .args(args)
@@ -219,8 +227,7 @@ fn exec(docker: &Docker) {
         assert_eaten(
             "docker",
             &format!("exec {program}"),
-            &runs[0],
-            &runs[1],
+            [&runs[0], &runs[1], &runs[2]],
             u64::from(SYNCS),
         );
     }
@@ -240,8 +247,13 @@ impl Drop for Removed<'_> {
 fn own_preload(docker: &Docker) {
     let disk = LoopFs::new("docker-preload", 64);
     let line = format!("echo \"preload=$LD_PRELOAD\"; exec {DYNAMIC} loop \"$0\" {SYNCS}");
-    let run = |eaten: bool, file: &str| {
+    let run = |eaten: bool, file: &str, floor: bool| {
         let args = ["sh", "-c", &line, file];
+        let args = if floor {
+            floor_args(&disk, &args)
+        } else {
+            args.to_vec()
+        };
         measure(
             docker,
             &disk,
@@ -253,13 +265,13 @@ fn own_preload(docker: &Docker) {
             },
         )
     };
-    let control = run(false, "/data/control");
-    let eaten = run(true, "/data/eaten");
+    let control = run(false, "/data/control", false);
+    let floor = run(false, "/data/floor", true);
+    let eaten = run(true, "/data/eaten", false);
     assert_flushes_eaten(
         "docker",
         "image's own LD_PRELOAD",
-        &control,
-        &eaten,
+        [&control, &floor, &eaten],
         u64::from(SYNCS),
     );
     let synced = format!("synced {SYNCS}\n");

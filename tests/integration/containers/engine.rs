@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use crate::common::command;
-use crate::loopfs::{LoopFs, assert_few_flushes};
+use crate::common::{Flushes, command};
+use crate::loopfs::LoopFs;
 
 /// Where the engines keep what outlives one test (their image stores,
 /// keyed by the image's content) and the locks that give one test at a
@@ -135,17 +135,33 @@ pub fn measure_with(disk: &LoopFs, run: impl FnOnce() -> Ran) -> Measured {
     }
 }
 
+/// `args` run under `nosync` (copied into `disk`, the container's
+/// `/data`): the job's floor, the same files written without syncing.
+pub fn floor_args<'a>(disk: &LoopFs, args: &[&'a str]) -> Vec<&'a str> {
+    crate::common::nosync_into(disk.path());
+    let mut floor = vec!["/data/nosync"];
+    floor.extend(args);
+    floor
+}
+
 /// The numbers a case must reach: the control flushed for real (at least
-/// `at_least` flushes), the run under the runtime at most 5% of that, with
-/// the same exit status and output. Prints the figures.
-pub fn assert_eaten(engine: &str, case: &str, control: &Measured, eaten: &Measured, at_least: u64) {
+/// `at_least` flushes above the floor, the same job under `nosync`), the
+/// run under the runtime no more than the floor allows
+/// (`common::flushes`), with the same exit status and output. Prints the
+/// figures.
+pub fn assert_eaten(
+    engine: &str,
+    case: &str,
+    [control, floor, eaten]: [&Measured; 3],
+    at_least: u64,
+) {
     assert_eq!(
         (eaten.ran.status, &eaten.ran.stdout),
         (control.ran.status, &control.ran.stdout),
         "{engine} {case}: the run under the runtime differs: {:?}",
         eaten.ran
     );
-    assert_flushes_eaten(engine, case, control, eaten, at_least);
+    assert_flushes_eaten(engine, case, [control, floor, eaten], at_least);
 }
 
 /// The flush half of [`assert_eaten`], for a case whose output differs
@@ -153,8 +169,7 @@ pub fn assert_eaten(engine: &str, case: &str, control: &Measured, eaten: &Measur
 pub fn assert_flushes_eaten(
     engine: &str,
     case: &str,
-    control: &Measured,
-    eaten: &Measured,
+    [control, floor, eaten]: [&Measured; 3],
     at_least: u64,
 ) {
     report(engine, case, control, eaten);
@@ -164,14 +179,19 @@ pub fn assert_flushes_eaten(
         "{engine} {case}, control: {:?}",
         control.ran
     );
-    assert!(
-        control.flushes >= at_least,
-        "{engine} {case}: control made {} flushes, fewer than {at_least}",
-        control.flushes
+    assert_eq!(
+        floor.ran.status,
+        Some(0),
+        "{engine} {case}, floor: {:?}",
+        floor.ran
     );
-    assert_few_flushes(
-        eaten.flushes,
-        control.flushes,
+    Flushes {
+        control: control.flushes,
+        floor: floor.flushes,
+        eaten: eaten.flushes,
+    }
+    .assert_eaten(
+        at_least,
         &format!("{engine} {case}, under the runtime {:?}", eaten.ran),
     );
 }

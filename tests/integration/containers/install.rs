@@ -23,7 +23,7 @@ use super::cases::{DYNAMIC, SYNCS};
 use super::containerd::{config_text, load_at, runc_root};
 use super::cri::{self, section};
 use super::daemon::{Dockerd, RunDir, StoreLock};
-use super::engine::{CACHE, Engine, Job, Ran, assert_eaten, measure, runtime};
+use super::engine::{CACHE, Engine, Job, Ran, assert_eaten, floor_args, measure, runtime};
 use crate::common::wait_until;
 use crate::loopfs::LoopFs;
 
@@ -249,13 +249,14 @@ fn install_makes_the_handler_eat_a_pods_flushes_and_uninstall_puts_every_byte_ba
         env: &[],
         args,
     };
+    let floor_args = floor_args(&disk, &[DYNAMIC, "loop", "/data/floor", &syncs]);
     let control = measure(&pods, &disk, &job(false, &control_args));
+    let floor = measure(&pods, &disk, &job(false, &floor_args));
     let eaten = measure(&pods, &disk, &job(true, &eaten_args));
     assert_eaten(
         pods.name(),
         "installed, dynamic C",
-        &control,
-        &eaten,
+        [&control, &floor, &eaten],
         SYNCS.into(),
     );
 

@@ -4,8 +4,8 @@
 
 use std::process::Stdio;
 
-use super::{MOUNTED, MuslImage, assert_eaten, data_volume, podman, podman_ok, text};
-use crate::common::{Libc, probe_for, static_pair};
+use super::{MOUNTED, MuslImage, data_volume, floor_program, podman, podman_ok, text};
+use crate::common::{Flushes, Libc, probe_for, static_pair};
 use crate::loopfs::LoopFs;
 
 #[test]
@@ -20,6 +20,12 @@ fn a_musl_image_runs_with_the_library_mounted_read_only() {
     let control = disk.flushes_during_sync(|| {
         podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, "/data/a"]);
     });
+    let nosync = floor_program(&disk);
+    let floor = disk.flushes_during(|| {
+        podman_ok(&[
+            "run", "--rm", "-v", &volume, &image.0, nosync, inside, "/data/f",
+        ]);
+    });
     let mount = format!("{}:{MOUNTED}:ro", library.display());
     let preload = format!("LD_PRELOAD={MOUNTED}");
     let mut printed = String::new();
@@ -28,7 +34,12 @@ fn a_musl_image_runs_with_the_library_mounted_read_only() {
             "run", "--rm", "-v", &volume, "-v", &mount, "-e", &preload, &image.0, inside, "/data/b",
         ]);
     });
-    assert_eaten(control, eaten, 6);
+    Flushes {
+        control,
+        floor,
+        eaten,
+    }
+    .assert_eaten(6, "sync_calls in a musl image");
     assert!(disk.join("b").is_file(), "{printed}");
 }
 
@@ -43,6 +54,12 @@ fn the_static_command_runs_in_a_musl_image() {
     let control = disk.flushes_during_sync(|| {
         podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, "/data/a"]);
     });
+    let nosync = floor_program(&disk);
+    let floor = disk.flushes_during(|| {
+        podman_ok(&[
+            "run", "--rm", "-v", &volume, &image.0, nosync, inside, "/data/f",
+        ]);
+    });
     let eaten = disk.flushes_during(|| {
         podman_ok(&[
             "run",
@@ -55,7 +72,12 @@ fn the_static_command_runs_in_a_musl_image() {
             "/data/b",
         ]);
     });
-    assert_eaten(control, eaten, 6);
+    Flushes {
+        control,
+        floor,
+        eaten,
+    }
+    .assert_eaten(6, "sync_calls in a musl image");
     // Nothing but the command came in: the library it carries was placed
     // beside it inside the container (as root: never in /tmp).
     let printed = podman_ok(&["run", "--rm", &image.0, "/bin/eatmydata", "--print-library"]);
@@ -78,6 +100,12 @@ fn root_in_a_container_gets_the_filter_and_true_advice() {
     let control = disk.flushes_during_sync(|| {
         podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, "/data/a"]);
     });
+    let nosync = floor_program(&disk);
+    let floor = disk.flushes_during(|| {
+        podman_ok(&[
+            "run", "--rm", "-v", &volume, &image.0, nosync, inside, "/data/f",
+        ]);
+    });
     let mut output = None;
     let eaten = disk.flushes_during(|| {
         output = Some(
@@ -91,7 +119,12 @@ fn root_in_a_container_gets_the_filter_and_true_advice() {
     });
     let output = output.unwrap();
     assert!(output.status.success(), "{}", text(&output));
-    assert_eaten(control, eaten, 6);
+    Flushes {
+        control,
+        floor,
+        eaten,
+    }
+    .assert_eaten(6, "sync_calls in a musl image");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("no_new_privs") && stderr.contains("root here lacks CAP_SYS_ADMIN"),

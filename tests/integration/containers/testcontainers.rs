@@ -8,8 +8,8 @@ use std::process::{Command, Stdio};
 use super::cases::{DYNAMIC, SYNCS};
 use super::docker::Docker;
 use super::engine::{self, Engine, measure_with};
-use super::{MuslImage, assert_eaten, podman, text};
-use crate::common::{Libc, TempDir, probe_for, static_pair};
+use super::{MuslImage, floor_program, podman, text};
+use crate::common::{Flushes, Libc, TempDir, probe_for, static_pair};
 use crate::loopfs::LoopFs;
 
 /// Where `scripts/setup-test-deps` installs PyPI's `testcontainers`.
@@ -76,19 +76,25 @@ fn testcontainers_python_runs_a_container_under_the_runtime() {
     let disk = LoopFs::new("docker-testcontainers-disk", 64);
     let syncs = SYNCS.to_string();
     let data = disk.path().to_str().unwrap();
-    let run = |way: &str, file: &str| {
+    let run = |way: &str, file: &str, floor: bool| {
+        let job = [DYNAMIC, "loop", file, &syncs];
+        let job = if floor {
+            engine::floor_args(&disk, &job)
+        } else {
+            job.to_vec()
+        };
         measure_with(&disk, || {
-            let args = [docker.image(), way, data, DYNAMIC, "loop", file, &syncs];
+            let args = [&[docker.image(), way, data][..], &job].concat();
             recipe(&docker.socket(), &args).into()
         })
     };
-    let control = run("none", "/data/control");
-    let eaten = run("runtime", "/data/eaten");
+    let control = run("none", "/data/control", false);
+    let floor = run("none", "/data/floor", true);
+    let eaten = run("runtime", "/data/eaten", false);
     engine::assert_eaten(
         "docker",
         "Testcontainers",
-        &control,
-        &eaten,
+        [&control, &floor, &eaten],
         u64::from(SYNCS),
     );
     assert!(disk.join("eaten").is_file());
@@ -102,16 +108,25 @@ fn testcontainers_python_runs_a_container_with_the_library() {
     let service = Service::start();
     let disk = LoopFs::new("podman-testcontainers-disk", 64);
     let library = static_pair().join("libeatmydata.so");
-    let run = |library: &str, file: &str| {
+    let nosync = floor_program(&disk);
+    let run = |library: &str, file: &str, floor: bool| {
         let data = disk.path().to_str().unwrap();
-        let output = recipe(
-            &service.socket,
-            &[image.0.as_str(), library, data, inside, file],
-        );
+        let mut args = vec![image.0.as_str(), library, data];
+        if floor {
+            args.push(nosync);
+        }
+        args.extend([inside.as_str(), file]);
+        let output = recipe(&service.socket, &args);
         assert!(output.status.success(), "{}", text(&output));
     };
-    let control = disk.flushes_during_sync(|| run("none", "/data/a"));
-    let eaten = disk.flushes_during(|| run(library.to_str().unwrap(), "/data/b"));
-    assert_eaten(control, eaten, 6);
+    let control = disk.flushes_during_sync(|| run("none", "/data/a", false));
+    let floor = disk.flushes_during(|| run("none", "/data/f", true));
+    let eaten = disk.flushes_during(|| run(library.to_str().unwrap(), "/data/b", false));
+    Flushes {
+        control,
+        floor,
+        eaten,
+    }
+    .assert_eaten(6, "Testcontainers, the library mounted");
     assert!(disk.join("b").is_file());
 }

@@ -8,7 +8,7 @@ use std::fs;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::common::{TempDir, command};
+use crate::common::{Flushes, TempDir, command, nosync};
 use crate::loopfs::LoopFs;
 
 /// SQLite autocommit INSERTs, each its own transaction (four fdatasyncs in
@@ -109,9 +109,15 @@ fn the_estimate_is_within_a_factor_of_two_of_the_time_the_flushes_cost() {
     // not, and only --report adds the flushes it times.
     fs.flushes(); // from here on, no sync(2) of another test meanwhile
     let plain_flushes = fs.flushes_during(|| drop(sqlite(&fs, &[], &sql)));
-    assert!(plain_flushes >= ROWS as u64, "{plain_flushes} flushes");
+    let nosync = nosync().display().to_string();
+    let floor = fs.flushes_during(|| drop(sqlite(&fs, &[&nosync], &sql)));
     let eaten_flushes = fs.flushes_during(|| drop(sqlite(&fs, &[&eatmydata], &sql)));
-    assert!(eaten_flushes < 10, "{eaten_flushes} flushes");
+    Flushes {
+        control: plain_flushes,
+        floor,
+        eaten: eaten_flushes,
+    }
+    .assert_eaten(ROWS as u64, "sqlite3 under eatmydata --report");
     // Each try: three --report runs between four plain ones, so that the
     // load of the machine, which changes from second to second, weighs on
     // both sides alike: the median estimate against the mean plain run.

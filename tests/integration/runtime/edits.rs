@@ -14,8 +14,8 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 use super::{Bundle, Container, MOUNTED, Via, inside, new_id, text};
-use crate::common::{Libc, TempDir, probe, probe_for};
-use crate::loopfs::{LoopFs, assert_few_flushes};
+use crate::common::{Flushes, Libc, TempDir, nosync_into, probe, probe_for};
+use crate::loopfs::LoopFs;
 
 /// Copies `program` into the bundle's `/bin`, and the glibc objects it
 /// needs (as `ldd` names them) to their own paths in the rootfs.
@@ -78,9 +78,9 @@ fn preloads(bundle: &Bundle) -> Vec<String> {
         .collect()
 }
 
-/// `fsync_loop FILE 100` run alone and through the runtime: same status,
-/// output and error output; ours made at most 5% of the control's
-/// flushes. Returns our log's messages.
+/// `fsync_loop FILE 100` run alone, alone under `nosync` (the floor) and
+/// through the runtime: same status, output and error output; the flushes
+/// judged by `common::flushes`. Returns our log's messages.
 fn compare_fsyncs(bundle: &Bundle, disk: &LoopFs, program: &str) -> String {
     let mut control = None;
     let control_flushes = disk.flushes_during(|| {
@@ -88,6 +88,12 @@ fn compare_fsyncs(bundle: &Bundle, disk: &LoopFs, program: &str) -> String {
     });
     let control = control.unwrap();
     assert!(control.status.success(), "control: {}", text(&control));
+    nosync_into(disk.path());
+    let floor = disk.flushes_during(|| {
+        let args = ["/data/nosync", program, "/data/f", "100"];
+        let floor = bundle.run(Via::Alone("runc"), &args, |_| {});
+        assert!(floor.status.success(), "floor: {}", text(&floor));
+    });
     let mut ours = None;
     let our_flushes = disk.flushes_during(|| {
         ours = Some(run_logged(
@@ -104,8 +110,12 @@ fn compare_fsyncs(bundle: &Bundle, disk: &LoopFs, program: &str) -> String {
         "{}",
         text(&ours)
     );
-    assert!(control_flushes >= 100, "control: {control_flushes} flushes");
-    assert_few_flushes(our_flushes, control_flushes, program);
+    Flushes {
+        control: control_flushes,
+        floor,
+        eaten: our_flushes,
+    }
+    .assert_eaten(100, program);
     log
 }
 

@@ -46,9 +46,16 @@ pub fn client(dir: &Path) -> String {
     )
 }
 
+/// How long a server may take to answer, on a busy machine: then the
+/// script fails and says so. It fails at once when the server ends first
+/// (a server that could not start must not be waited for: `mariadb-admin
+/// --wait=240` retried every 5 s for 20 minutes).
+const WAIT_SECONDS: u32 = 180;
+
 /// A shell script: `prefix` (a command that runs the server, or nothing)
-/// then `mariadbd` on `dir`, `options` added; `body` once it answers; a
-/// clean shutdown. The server is killed by its pid if anything failed.
+/// then `mariadbd` on `dir`, `options` added; `body` once it answers
+/// (within [`WAIT_SECONDS`]); a clean shutdown. The server is killed by
+/// its pid if anything failed.
 pub fn around(dir: &Path, prefix: &str, options: &str, body: &str) -> String {
     let at = |name: &str| dir.join(name).display().to_string();
     let client = client(dir);
@@ -58,8 +65,14 @@ pub fn around(dir: &Path, prefix: &str, options: &str, body: &str) -> String {
            --pid-file={pid} --log-error={log} --tmpdir={tmp} {options} &\n\
          server=$!\n\
          trap 'status=$?; set +e; kill -KILL $server 2>/dev/null; exit $status' EXIT\n\
-         mariadb-admin {client} --wait=240 --connect-timeout=60 ping >/dev/null \
-           || {{ tail -n 40 {log} >&2; exit 1; }}\n\
+         deadline=$(( $(date +%s) + {WAIT_SECONDS} ))\n\
+         until mariadb-admin {client} --connect-timeout=5 ping >/dev/null 2>&1; do\n\
+           kill -0 $server 2>/dev/null \
+             || {{ echo 'mariadbd ended before it answered' >&2; tail -n 40 {log} >&2; exit 1; }}\n\
+           [ \"$(date +%s)\" -lt \"$deadline\" ] \
+             || {{ echo 'mariadbd did not answer within {WAIT_SECONDS} s' >&2; tail -n 40 {log} >&2; exit 1; }}\n\
+           sleep 0.1\n\
+         done\n\
          {body}\n\
          mariadb-admin {client} shutdown\n\
          wait $server\n",

@@ -7,7 +7,7 @@
 use std::process::{Command, Stdio};
 
 use super::engine::runtime;
-use super::{MuslImage, conf, data_volume, floor_program, podman_ok, text};
+use super::{MuslImage, ROUNDS, conf, data_volume, floor_program, podman_ok, rounds, text};
 use crate::common::{Flushes, Libc, command, probe, probe_for};
 use crate::loopfs::LoopFs;
 
@@ -60,22 +60,27 @@ fn eatmydata_podman_run_reaches_a_static_program() {
     let volume = data_volume(&disk);
     let run = ["run", "--rm", "-v", &volume, &musl.image.0, &musl.program];
     let control = disk.flushes_during_sync(|| {
-        podman_ok(&[&run[..], &["/data/a"]].concat());
+        rounds("a", |file| podman_ok(&[&run[..], &[file]].concat()));
     });
     let nosync = floor_program(&disk);
     let floor = disk.flushes_during(|| {
         let run = ["run", "--rm", "-v", &volume, &musl.image.0, nosync];
-        podman_ok(&[&run[..], &[musl.program.as_str(), "/data/f"]].concat());
+        rounds("f", |file| {
+            podman_ok(&[&run[..], &[musl.program.as_str(), file]].concat())
+        });
     });
     let mut output = None;
-    let eaten =
-        disk.flushes_during(|| output = Some(eatmydata_podman(&[&run[..], &["/data/b"]].concat())));
+    let eaten = disk.flushes_during(|| {
+        output = Some(rounds("b", |file| {
+            eatmydata_podman(&[&run[..], &[file]].concat())
+        }))
+    });
     Flushes {
         control,
         floor,
         eaten,
     }
-    .assert_eaten(6, "eatmydata podman run, a static program");
+    .assert_eaten(6 * ROUNDS as u64, "eatmydata podman run, a static program");
     // The client itself ran without the library or a filter: nothing said.
     let output = output.unwrap();
     assert!(output.stderr.is_empty(), "{}", text(&output));

@@ -4,7 +4,9 @@
 
 use std::process::Stdio;
 
-use super::{MOUNTED, MuslImage, data_volume, floor_program, podman, podman_ok, text};
+use super::{
+    MOUNTED, MuslImage, ROUNDS, data_volume, floor_program, podman, podman_ok, rounds, text,
+};
 use crate::common::{Flushes, Libc, probe_for, static_pair};
 use crate::loopfs::LoopFs;
 
@@ -18,29 +20,33 @@ fn a_musl_image_runs_with_the_library_mounted_read_only() {
     let volume = data_volume(&disk);
 
     let control = disk.flushes_during_sync(|| {
-        podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, "/data/a"]);
+        rounds("a", |file| {
+            podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, file])
+        });
     });
     let nosync = floor_program(&disk);
     let floor = disk.flushes_during(|| {
-        podman_ok(&[
-            "run", "--rm", "-v", &volume, &image.0, nosync, inside, "/data/f",
-        ]);
+        rounds("f", |file| {
+            podman_ok(&["run", "--rm", "-v", &volume, &image.0, nosync, inside, file])
+        });
     });
     let mount = format!("{}:{MOUNTED}:ro", library.display());
     let preload = format!("LD_PRELOAD={MOUNTED}");
     let mut printed = String::new();
     let eaten = disk.flushes_during(|| {
-        printed = podman_ok(&[
-            "run", "--rm", "-v", &volume, "-v", &mount, "-e", &preload, &image.0, inside, "/data/b",
-        ]);
+        printed = rounds("b", |file| {
+            podman_ok(&[
+                "run", "--rm", "-v", &volume, "-v", &mount, "-e", &preload, &image.0, inside, file,
+            ])
+        });
     });
     Flushes {
         control,
         floor,
         eaten,
     }
-    .assert_eaten(6, "sync_calls in a musl image");
-    assert!(disk.join("b").is_file(), "{printed}");
+    .assert_eaten(6 * ROUNDS as u64, "sync_calls in a musl image");
+    assert!(disk.join("b0").is_file(), "{printed}");
 }
 
 #[test]
@@ -52,32 +58,36 @@ fn the_static_command_runs_in_a_musl_image() {
     let volume = data_volume(&disk);
 
     let control = disk.flushes_during_sync(|| {
-        podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, "/data/a"]);
+        rounds("a", |file| {
+            podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, file])
+        });
     });
     let nosync = floor_program(&disk);
     let floor = disk.flushes_during(|| {
-        podman_ok(&[
-            "run", "--rm", "-v", &volume, &image.0, nosync, inside, "/data/f",
-        ]);
+        rounds("f", |file| {
+            podman_ok(&["run", "--rm", "-v", &volume, &image.0, nosync, inside, file])
+        });
     });
     let eaten = disk.flushes_during(|| {
-        podman_ok(&[
-            "run",
-            "--rm",
-            "-v",
-            &volume,
-            &image.0,
-            "/bin/eatmydata",
-            inside,
-            "/data/b",
-        ]);
+        rounds("b", |file| {
+            podman_ok(&[
+                "run",
+                "--rm",
+                "-v",
+                &volume,
+                &image.0,
+                "/bin/eatmydata",
+                inside,
+                file,
+            ])
+        });
     });
     Flushes {
         control,
         floor,
         eaten,
     }
-    .assert_eaten(6, "sync_calls in a musl image");
+    .assert_eaten(6 * ROUNDS as u64, "sync_calls in a musl image");
     // Nothing but the command came in: the library it carries was placed
     // beside it inside the container (as root: never in /tmp).
     let printed = podman_ok(&["run", "--rm", &image.0, "/bin/eatmydata", "--print-library"]);
@@ -98,24 +108,26 @@ fn root_in_a_container_gets_the_filter_and_true_advice() {
     let disk = LoopFs::new("podman-root-disk", 64);
     let volume = data_volume(&disk);
     let control = disk.flushes_during_sync(|| {
-        podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, "/data/a"]);
+        rounds("a", |file| {
+            podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, file])
+        });
     });
     let nosync = floor_program(&disk);
     let floor = disk.flushes_during(|| {
-        podman_ok(&[
-            "run", "--rm", "-v", &volume, &image.0, nosync, inside, "/data/f",
-        ]);
+        rounds("f", |file| {
+            podman_ok(&["run", "--rm", "-v", &volume, &image.0, nosync, inside, file])
+        });
     });
     let mut output = None;
     let eaten = disk.flushes_during(|| {
-        output = Some(
+        output = Some(rounds("b", |file| {
             podman()
                 .args(["run", "--rm", "-v", &volume, &image.0, "/bin/eatmydata"])
-                .args([inside.as_str(), "/data/b"])
+                .args([inside.as_str(), file])
                 .stdin(Stdio::null())
                 .output()
-                .expect("run podman"),
-        );
+                .expect("run podman")
+        }));
     });
     let output = output.unwrap();
     assert!(output.status.success(), "{}", text(&output));
@@ -124,7 +136,7 @@ fn root_in_a_container_gets_the_filter_and_true_advice() {
         floor,
         eaten,
     }
-    .assert_eaten(6, "sync_calls in a musl image");
+    .assert_eaten(6 * ROUNDS as u64, "sync_calls in a musl image");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("no_new_privs") && stderr.contains("root here lacks CAP_SYS_ADMIN"),

@@ -26,7 +26,7 @@ use std::time::Instant;
 
 use super::account::{Accounted, IMAGE};
 use super::engine::{Ran, assert_flushes_eaten, floor_args, measure_with};
-use crate::common::{Flushes, TempDir, command, nosync_into};
+use crate::common::{TempDir, command};
 use crate::loopfs::LoopFs;
 
 /// fsyncs the container after the action makes.

@@ -18,7 +18,7 @@ use std::process::{Command, Output};
 use super::Docker;
 use crate::common::{RootHome, command};
 use crate::containers::cases::{DYNAMIC, SYNCS};
-use crate::containers::engine::{assert_eaten, measure_with};
+use crate::containers::engine::{assert_eaten, floor_args, measure_with};
 use crate::loopfs::LoopFs;
 
 /// A copy of the command alone in a folder of root's in `/tmp`, removed
@@ -115,7 +115,13 @@ fn configure_docker_default_from_tmp_registers_a_copy_of_roots_and_every_contain
     // A container with no --runtime (the default) beside runc's control.
     let disk = LoopFs::new("docker-anywhere", 64);
     let syncs = SYNCS.to_string();
-    let run = |runtime: Option<&str>, file: &str| {
+    let run = |runtime: Option<&str>, file: &str, floor: bool| {
+        let job = [DYNAMIC, "loop", file, &syncs];
+        let job = if floor {
+            floor_args(&disk, &job)
+        } else {
+            job.to_vec()
+        };
         measure_with(&disk, || {
             let mut run = docker.docker();
             run.args(["run", "--rm", "--network=none"]);
@@ -123,17 +129,17 @@ fn configure_docker_default_from_tmp_registers_a_copy_of_roots_and_every_contain
             run.arg("-v")
                 .arg(format!("{}:/data", disk.path().display()));
             run.arg(super::super::engine::Engine::image(&docker));
-            run.args([DYNAMIC, "loop", file, &syncs]);
+            run.args(&job);
             run.output().unwrap().into()
         })
     };
-    let control = run(Some("--runtime=runc"), "/data/control");
-    let eaten = run(None, "/data/eaten");
+    let control = run(Some("--runtime=runc"), "/data/control", false);
+    let floor = run(Some("--runtime=runc"), "/data/floor", true);
+    let eaten = run(None, "/data/eaten", false);
     assert_eaten(
         "docker",
         "default from /tmp",
-        &control,
-        &eaten,
+        [&control, &floor, &eaten],
         u64::from(SYNCS),
     );
 }

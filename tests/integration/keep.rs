@@ -159,6 +159,14 @@ fn keep_keeps_o_dsync_writes_and_rwf_dsync_on_its_mount() {
     two.judge(&dynamic_probe(), "rwf", &["--keep", &b]);
 }
 
+/// `msync` is judged by the device of the mapped file (`/proc/self/maps`).
+#[test]
+fn keep_keeps_msync_of_a_mapping_of_its_mount() {
+    let two = Two::new("keep-msync");
+    let b = two.path('b');
+    two.judge(&dynamic_probe(), "msync", &["--keep", &b]);
+}
+
 #[test]
 fn only_eats_on_its_mount_and_keeps_the_others() {
     let two = Two::new("keep-only");

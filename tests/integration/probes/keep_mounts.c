@@ -2,7 +2,8 @@
  * fsync (MODE fsync), through an O_DSYNC descriptor (MODE dsync), through
  * pwritev2 with RWF_DSYNC (MODE rwf), or with no sync at all (MODE none,
  * the control that writes the same); MODE sync calls sync() after each
- * write. One concern: the same syncs on several file systems, whose
+ * write, MODE msync stores the byte in a shared mapping of the file's
+ * first page and msyncs it with MS_SYNC. One concern: the same syncs on several file systems, whose
  * flushes each file system's disk counts.
  *
  * usage: keep_mounts MODE COUNT FILE... */
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -36,7 +38,8 @@ int main(int argc, char **argv)
 	}
 	const char *mode = argv[1];
 	int count = atoi(argv[2]), failed = 0;
-	int flags = O_WRONLY | O_CREAT | O_TRUNC | O_APPEND;
+	int flags = O_CREAT | O_TRUNC |
+		    (strcmp(mode, "msync") == 0 ? O_RDWR : O_WRONLY | O_APPEND);
 	if (strcmp(mode, "dsync") == 0)
 		flags |= O_DSYNC;
 	for (int f = 3; f < argc; f++) {
@@ -45,7 +48,21 @@ int main(int argc, char **argv)
 			perror(argv[f]);
 			return 1;
 		}
-		for (int i = 0; i < count; i++)
+		if (strcmp(mode, "msync") == 0) {
+			char *page = ftruncate(fd, 4096) == 0 ?
+				mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) :
+				MAP_FAILED;
+			if (page == MAP_FAILED) {
+				perror("mmap");
+				return 1;
+			}
+			for (int i = 0; i < count; i++) {
+				page[i % 4096] = 'x';
+				failed += msync(page, 4096, MS_SYNC) != 0;
+			}
+			munmap(page, 4096);
+		}
+		for (int i = 0; i < count && strcmp(mode, "msync") != 0; i++)
 			failed += one(mode, fd) != 0;
 		close(fd);
 	}

@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 use crate::common::{RootHome, TempDir, command, probe};
 
 mod buildkit; // docker --default on Docker 26: BuildKit's drop-in, read by systemd; --remove takes it
+mod check; // eatmydata-runtime check alone: ready, or status 69 and why
 mod dockerd; // a dockerd of the tests' own lists the runtime and runs a container through it
 mod engines; // containerd and podman read the runtime it registered
 mod files; // dry runs, files it cannot parse, missing files, the link, bad usage

@@ -24,9 +24,10 @@ Options:
       --dry-run       print what would change, and write nothing
       --config FILE   edit FILE instead
       --runtime-path PATH
-                      the eatmydata-runtime the engine is to run (default:
+                      the eatmydata-runtime the engine is to run: this
+                      command, there, and root's in root's folders (default:
                       the one beside this command, made as a link to it if
-                      it is missing)
+                      it is missing; or a copy, see below)
       --real-runtime NAME|PATH
                       the runtime eatmydata-runtime hands the container to
                       (default: runc in PATH, else crun), for docker, which
@@ -50,7 +51,15 @@ FILE.bak-eatmydata; a second run finds nothing to change and says so. A
 missing file is made with eatmydata's keys alone. A default that
 registering replaced is noted in a comment after it (TOML).
 
-The runtime registered must be this command: a link to it, or a copy.
+The runtime registered must be this command (a link to it, or a copy),
+and a file root may run: root's (or, for a user's podman, the user's), in
+a chain of folders no one else may write, with no control character in its
+path. Where this command is not such a file (run from /tmp, a user's
+~/.cargo/bin), it is copied to /usr/local/eatmydata/bin/ (EATMYDATA_HOME/bin/
+when set), the library placed beside the copy, and the copy registered,
+said. Before any file changes, the file to register runs its own
+`eatmydata-runtime check` (the real runtime, the library, a spec edited as
+create would); when that fails, nothing changes.
 
 After a change, dockerd is told to reload (SIGHUP to the pid in its pid
 file, checked to be a dockerd reading FILE), which stops no container;
@@ -71,9 +80,10 @@ start again; run --remove once more when they are gone. A file left with nothing
 is removed (its backup kept). The library placed for the runtime stays.
 
 Exit status: 0 when the file says what was asked (changed or not); 2 for
-bad usage; 65 when the file cannot be parsed (it is left as it was); 78
-when the runtime to register is not this command; 125 when a file cannot
-be read or written, or is no regular file.
+bad usage; 65 when the file cannot be parsed (it is left as it was); 69
+when the runtime's check fails; 78 when the runtime to register is not
+this command or not one root may run; 125 when a file cannot be read or
+written, or is no regular file, or the copy cannot be made.
 ";
 
 /// What `configure` was asked to do.

@@ -10,6 +10,7 @@
 //! without an account (its log line says so).
 
 mod book;
+mod by_mount;
 mod container;
 mod names;
 mod record;
@@ -61,6 +62,7 @@ pub fn at_create(spec: &mut Value, id: Option<&OsStr>, root: &Path, bundle: &Pat
         root: root.to_owned(),
         account: book::folder(),
         created: time::now(),
+        mounts: by_mount::of_spec(spec),
     };
     let report = match container::make(base, &meta) {
         Ok(report) => report,

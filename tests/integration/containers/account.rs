@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::daemon::{Dockerd, RunDir};
 use super::engine::{register, runtime};
@@ -249,6 +249,9 @@ fn twenty_containers_at_once_give_twenty_exact_records() {
         let on = &record["flushes"][0];
         assert_eq!(on["count"].as_u64(), Some(*syncs), "{record:#}");
         assert!(on["on"].as_str().unwrap().contains("ext4"), "{record:#}");
+        // By mount: the bind at /data took them all.
+        let by_mount = json!([{"on": "/data", "flushes": syncs}]);
+        assert_eq!(record["eaten_by_mount"], by_mount, "{record:#}");
         assert!(!docker.account.join("containers").join(id).exists());
     }
     let report = docker.report(&[]);

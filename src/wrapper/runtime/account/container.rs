@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::book::Book;
+use super::by_mount::{Noted, eaten_by_mount};
 use super::record::{self, PLACES_MAX, Place, Record};
 use super::time;
 use crate::mounts::{self, Device};
@@ -74,6 +75,8 @@ pub struct Meta {
     /// The account's folder.
     pub account: PathBuf,
     pub created: i64,
+    /// Its rootfs and binds, by device (`mounts.rs`).
+    pub mounts: Noted,
 }
 
 impl Meta {
@@ -82,6 +85,9 @@ impl Meta {
             "id": self.id, "name": self.name, "image": self.image,
             "root": self.root.to_string_lossy(), "account": self.account.to_string_lossy(),
             "created": self.created,
+            "mounts": self.mounts.iter().map(|(destination, (major, minor))| {
+                json!([destination, format!("{major}:{minor}")])
+            }).collect::<Vec<_>>(),
         })
         .to_string()
     }
@@ -96,6 +102,18 @@ impl Meta {
             root: text("root")?.into(),
             account: text("account")?.into(),
             created: value.get("created")?.as_i64()?,
+            // An older runtime's file has none.
+            mounts: value
+                .get("mounts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|pair| {
+                    let destination = pair.get(0)?.as_str()?.to_owned();
+                    let (major, minor) = pair.get(1)?.as_str()?.split_once(':')?;
+                    Some((destination, (major.parse().ok()?, minor.parse().ok()?)))
+                })
+                .collect(),
         })
     }
 }
@@ -304,6 +322,8 @@ pub fn record_of(meta: &Meta, report: &[u8], ended: i64, host: &[mounts::Mount])
     let mut skips: Counts = [0; SKIPS.len()];
     let (mut processes, mut unreadable, mut unnamed) = (0u64, 0u64, 0u64);
     let mut on: BTreeMap<Device, u64> = BTreeMap::new();
+    // As the container saw them, for the account by mount.
+    let mut seen: Vec<(Device, u64)> = vec![];
     let mut lines: Vec<&[u8]> = report.split(|&b| b == b'\n').collect();
     // After the last newline: nothing, or a line cut short.
     let open = lines.pop().unwrap_or_default();
@@ -321,6 +341,7 @@ pub fn record_of(meta: &Meta, report: &[u8], ended: i64, host: &[mounts::Mount])
             *sum = sum.saturating_add(count);
         }
         for &(device, count) in line.flushes.on() {
+            seen.push((device, count));
             let device = beneath(host, device);
             let sum = on.entry(device).or_default();
             *sum = sum.saturating_add(count);
@@ -350,6 +371,7 @@ pub fn record_of(meta: &Meta, report: &[u8], ended: i64, host: &[mounts::Mount])
         flushes_unnamed: unnamed,
         unreadable,
         barrier: 0,
+        eaten_by_mount: eaten_by_mount(&meta.mounts, &seen),
     }
 }
 

@@ -59,6 +59,9 @@ pub struct Record {
     /// at the end of a build step (`runtime/barrier.rs`). A record
     /// without the field (an older runtime's) made none.
     pub barrier: u64,
+    /// The eaten flushes on each of the container's mounts the runtime
+    /// noted, by destination (`by_mount.rs`); none in an older record.
+    pub eaten_by_mount: Vec<(String, u64)>,
 }
 
 /// `text` cut to [`TEXT_MAX`] bytes at a character's boundary, control
@@ -106,6 +109,9 @@ impl Record {
             "flushes_unnamed": self.flushes_unnamed,
             "unreadable": self.unreadable,
             "barrier": self.barrier,
+            "eaten_by_mount": self.eaten_by_mount.iter().take(PLACES_MAX).map(|(on, count)| {
+                json!({"on": bounded(on), "flushes": count})
+            }).collect::<Vec<_>>(),
         });
         let mut line = value.to_string();
         line.push('\n');
@@ -164,6 +170,22 @@ impl Record {
                 Some(value) => value.as_u64()?,
                 None => 0,
             },
+            eaten_by_mount: match object.get("eaten_by_mount") {
+                Some(list) => {
+                    let list = list.as_array()?;
+                    if list.len() > PLACES_MAX {
+                        return None;
+                    }
+                    list.iter()
+                        .map(|one| {
+                            let on = one.get("on")?.as_str()?;
+                            let count = one.get("flushes")?.as_u64()?;
+                            (on.len() <= TEXT_MAX).then(|| (on.to_owned(), count))
+                        })
+                        .collect::<Option<Vec<_>>>()?
+                }
+                None => vec![],
+            },
         })
     }
 
@@ -197,6 +219,7 @@ pub mod tests {
             flushes_unnamed: 1,
             unreadable: 0,
             barrier: 2,
+            eaten_by_mount: vec![("/data".to_owned(), fsyncs)],
         }
     }
 
@@ -236,6 +259,19 @@ pub mod tests {
             "a newer kind"
         );
         assert!(with(r#""v":1"#, r#""v":1,"newer":true"#).is_some());
+        // An older runtime's record names no mount.
+        let older = line.replace(r#","eaten_by_mount":[{"on":"/data","flushes":1}]"#, "");
+        assert_eq!(
+            Record::parse(&older).map(|r| r.eaten_by_mount),
+            Some(vec![])
+        );
+        assert!(
+            with(
+                r#""on":"/data","flushes":1"#,
+                r#""on":"/data","flushes":"1""#
+            )
+            .is_none()
+        );
         // An older runtime's record has no barrier: none was made.
         assert_eq!(with(r#","barrier":2"#, "").map(|r| r.barrier), Some(0));
         assert!(with(r#""barrier":2"#, r#""barrier":"2""#).is_none());

@@ -106,6 +106,8 @@ struct Sum {
     unreadable: u64,
     /// Flushes of the build-step barriers (`runtime/barrier.rs`).
     barrier: u64,
+    /// Eaten flushes by mount destination (`by_mount.rs`).
+    by_mount: BTreeMap<String, u64>,
 }
 
 fn sum(records: &[Record]) -> Sum {
@@ -127,6 +129,10 @@ fn sum(records: &[Record]) -> Sum {
         sum.unnamed = sum.unnamed.saturating_add(record.flushes_unnamed);
         sum.unreadable = sum.unreadable.saturating_add(record.unreadable);
         sum.barrier = sum.barrier.saturating_add(record.barrier);
+        for (on, count) in &record.eaten_by_mount {
+            let total = sum.by_mount.entry(on.clone()).or_default();
+            *total = total.saturating_add(*count);
+        }
     }
     sum
 }
@@ -223,6 +229,16 @@ fn text(sum: &Sum, timed: &[Timed], since: Option<i64>, folder: &Path, torn: u64
             "  flushes made       {} (build steps' barriers: one syncfs per file system a step wrote to)",
             grouped(sum.barrier)
         );
+    }
+    if !sum.by_mount.is_empty() {
+        let mut by_mount: Vec<(&String, &u64)> = sum.by_mount.iter().collect();
+        by_mount.sort_by_key(|(_, count)| std::cmp::Reverse(**count));
+        let list: Vec<String> = by_mount
+            .iter()
+            .take(8)
+            .map(|(on, count)| format!("{on} {}", grouped(**count)))
+            .collect();
+        let _ = writeln!(out, "  eaten by mount     {}", list.join(", "));
     }
     let saved = saved(timed);
     let _ = writeln!(

@@ -8,6 +8,7 @@ fn meta(id: &str, account: &Path) -> Meta {
         root: "/run/runc".into(),
         account: account.to_owned(),
         created: 1_000,
+        mounts: vec![("/data".to_owned(), (7, 3)), ("/".to_owned(), (0, 50))],
     }
 }
 
@@ -48,6 +49,10 @@ fn a_containers_lines_are_summed_and_what_is_not_a_line_is_counted() {
         ]
     );
     assert_eq!((record.id.as_str(), record.ended), ("c1", 5));
+    // By mount: the bind at /data saw them; (0, 99) is no mount noted.
+    assert_eq!(record.eaten_by_mount, [("/data".to_owned(), 14)]);
+    let meta = meta("c1", Path::new("/a"));
+    assert_eq!(Meta::parse(&meta.to_json()), Some(meta));
 }
 
 #[test]

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::said;
 use crate::common::TempDir;
+use crate::containers::daemon::RunDir;
 
 fn run(command: &mut Command) -> String {
     let output = command.output().unwrap();
@@ -80,8 +81,9 @@ fn scripts_release_makes_both_architectures_and_the_image() {
         .collect();
     assert_eq!(platforms, ["amd64", "arm64"]);
 
-    // podman, with storage of the test's own, loads it and runs it.
-    let storage = TempDir::new("release-podman");
+    // podman, with storage of the test's own (a short path: its run
+    // root must fit 50 characters), loads it and runs it.
+    let storage = RunDir::new("release-podman");
     let podman = || {
         let mut podman = Command::new("podman");
         podman

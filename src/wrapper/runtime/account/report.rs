@@ -175,7 +175,14 @@ pub fn run(args: Vec<OsString>) -> std::ffi::c_int {
     };
     let timed = estimate::time(&flushes);
     let out = match asked.format {
-        Format::Text => text(&sum, &timed, asked.since, &folder, read.unreadable),
+        Format::Text => text(
+            &sum,
+            &records,
+            &timed,
+            asked.since,
+            &folder,
+            read.unreadable,
+        ),
         Format::Markdown => markdown(&sum, &records, &timed, asked.since),
         Format::Json => json_of(&sum, &records, &timed, asked.since, read.unreadable),
     };
@@ -208,7 +215,67 @@ fn since_words(since: Option<i64>) -> String {
     })
 }
 
-fn text(sum: &Sum, timed: &[Timed], since: Option<i64>, folder: &Path, torn: u64) -> String {
+/// How many containers a report lists, busiest first.
+const SHOWN: usize = 20;
+
+/// The [`SHOWN`] containers that skipped the most flushes, busiest first.
+fn busiest(records: &[Record]) -> Vec<&Record> {
+    let mut busiest: Vec<&Record> = records.iter().collect();
+    busiest.sort_by_key(|r| std::cmp::Reverse(r.flushes_skipped()));
+    busiest.truncate(SHOWN);
+    busiest
+}
+
+fn more(records: &[Record]) -> u64 {
+    records.len().saturating_sub(SHOWN) as u64
+}
+
+/// A container's id as engines show it: its first 12 characters.
+fn short_id(record: &Record) -> String {
+    record.id.chars().take(12).collect()
+}
+
+/// The text report's list of containers: name, image, id, processes,
+/// flushes skipped; `–` for what the engine did not name.
+fn listed(records: &[Record]) -> String {
+    let mut out = String::new();
+    if records.is_empty() {
+        return out;
+    }
+    out.push_str("  containers, busiest first:\n");
+    let or_dash = |text: &str| {
+        if text.is_empty() {
+            "–".to_owned()
+        } else {
+            text.to_owned()
+        }
+    };
+    for record in busiest(records) {
+        let _ = writeln!(
+            out,
+            "    {}  {}  {}  {} process{}, {} skipped",
+            or_dash(&record.name),
+            or_dash(&record.image),
+            short_id(record),
+            grouped(record.processes),
+            if record.processes == 1 { "" } else { "es" },
+            estimate::flushes_word(record.flushes_skipped())
+        );
+    }
+    if records.len() > SHOWN {
+        let _ = writeln!(out, "    and {} more", grouped(more(records)));
+    }
+    out
+}
+
+fn text(
+    sum: &Sum,
+    records: &[Record],
+    timed: &[Timed],
+    since: Option<i64>,
+    folder: &Path,
+    torn: u64,
+) -> String {
     let mut out = format!(
         "eatmydata-runtime: report: the account in {}{}\n",
         folder.display(),
@@ -270,6 +337,7 @@ fn text(sum: &Sum, timed: &[Timed], since: Option<i64>, folder: &Path, torn: u64
             grouped(torn)
         );
     }
+    out.push_str(&listed(records));
     let _ = writeln!(out, "  {NOT_COUNTED}");
     out
 }
@@ -305,22 +373,19 @@ fn markdown(sum: &Sum, records: &[Record], timed: &[Timed], since: Option<i64>) 
     if !records.is_empty() {
         out.push_str("| Container | Name | Image | Processes | Flushes skipped |\n");
         out.push_str("| --- | --- | --- | ---: | ---: |\n");
-        let mut busiest: Vec<&Record> = records.iter().collect();
-        busiest.sort_by_key(|r| std::cmp::Reverse(r.flushes_skipped()));
-        for record in busiest.iter().take(20) {
-            let id: String = record.id.chars().take(12).collect();
+        for record in busiest(records) {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} |",
-                cell(&id),
+                cell(&short_id(record)),
                 cell(&record.name),
                 cell(&record.image),
                 grouped(record.processes),
                 grouped(record.flushes_skipped())
             );
         }
-        if records.len() > 20 {
-            let _ = writeln!(out, "\n{} more containers.", records.len() - 20);
+        if records.len() > SHOWN {
+            let _ = writeln!(out, "\n{} more containers.", grouped(more(records)));
         }
         out.push('\n');
     }
@@ -465,6 +530,30 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("static and Go programs"), "{out}");
+    }
+
+    #[test]
+    fn the_text_lists_each_container_by_name_and_image() {
+        let mut a = example("0123456789abcdef", 1000);
+        a.name = "named-db".to_owned();
+        let mut b = example("fedcba9876543210", 1);
+        (b.name, b.image) = (String::new(), String::new());
+        let records = [b, a];
+        let out = text(&sum(&records), &records, &[], None, Path::new("/a"), 0);
+        let listed: Vec<&str> = out
+            .lines()
+            .skip_while(|l| !l.starts_with("  containers, busiest first:"))
+            .skip(1)
+            .take(2)
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                "    named-db  postgres:16  0123456789ab  3 processes, 1,009 flushes skipped",
+                "    –  –  fedcba987654  3 processes, 10 flushes skipped",
+            ],
+            "{out}"
+        );
     }
 
     #[test]

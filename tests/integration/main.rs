@@ -4,6 +4,7 @@
 mod aio; // aio_fsync and Linux AIO flushes completed without reaching the disk
 mod anywhere; // the static command: a root with no glibc and no /proc
 mod both_ways; // each durability request answered alike by name and through syscall(2)
+mod children; // what a program run by the command starts sees what it would without eatmydata
 mod common; // artefacts, C probes, scratch folders, runs under strace
 mod compat; // older glibc and other architectures
 mod configure; // eatmydata-runtime configure: engine files edited in place, and read by the engines

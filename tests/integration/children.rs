@@ -1,0 +1,113 @@
+//! What a program run by the `eatmydata` command starts sees what it
+//! would without eatmydata (issue 36): the library decides at each exec
+//! whether the child keeps it. An i386 and an ASan program started by a
+//! shell, `ldd` of a dynamic program, and a chroot made by debootstrap
+//! running its shell and apt:
+//! the same status, stdout and stderr as the control run without the
+//! command. The controls are checked to succeed, and the library alone is
+//! shown to break the first cases when it stays (what it did before).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::common::{Outcome, Run, TempDir, command, library, probe};
+
+/// The probe's fsync loop on `file`, ten times.
+fn looping(program: &PathBuf, file: &PathBuf) -> String {
+    format!("{} loop {} 10", program.display(), file.display())
+}
+
+/// `args` without and with the command: status, stdout and stderr alike,
+/// and the control succeeded.
+fn same(label: &str, args: &[String]) -> (Outcome, Outcome) {
+    let control = Run::new(&args[0]).args(&args[1..]).run();
+    let eaten = Run::new(command()).args(args).run();
+    let show = |o: &Outcome| {
+        format!(
+            "{:?} {:?} {:?}",
+            o.output.status.code(),
+            o.stdout(),
+            o.stderr()
+        )
+    };
+    assert_eq!(
+        control.output.status.code(),
+        Some(0),
+        "{label} control: {}",
+        show(&control)
+    );
+    assert_eq!(
+        (
+            control.output.status.code(),
+            control.stdout(),
+            control.stderr()
+        ),
+        (eaten.output.status.code(), eaten.stdout(), eaten.stderr()),
+        "{label}: under eatmydata {}",
+        show(&eaten)
+    );
+    (control, eaten)
+}
+
+#[test]
+fn what_a_shell_starts_is_as_without_eatmydata() {
+    library();
+    let dir = TempDir::new("children");
+    let file = dir.join("synced");
+    let i386 = probe("container_parity", &["-m32"]);
+    let asan = probe("container_parity", &["-fsanitize=address"]);
+    let sh = |line: String| vec!["/bin/sh".to_owned(), "-c".to_owned(), line];
+    same("sh -c i386", &sh(looping(&i386, &file)));
+    same("sh -c ./asan", &sh(looping(&asan, &file)));
+    // The library kept in the i386 program, as a shell's child had it
+    // before: what the check avoids.
+    let kept = Run::new(&i386)
+        .args(["loop", file.to_str().unwrap(), "10"])
+        .preload(true)
+        .run();
+    assert!(
+        kept.stderr().contains("wrong ELF class"),
+        "{}",
+        kept.stderr()
+    );
+}
+
+#[test]
+fn ldd_lists_what_it_would_without_eatmydata() {
+    library();
+    let program = probe("container_parity", &[]);
+    let line = format!(
+        "ldd {} | while read -r l; do echo \"${{l%% (*}}\"; done",
+        program.display()
+    );
+    let (control, _) = same("ldd", &["/bin/sh".to_owned(), "-c".to_owned(), line]);
+    assert!(
+        control.stdout().contains("libc.so.6"),
+        "{}",
+        control.stdout()
+    );
+}
+
+#[test]
+fn a_debootstrap_chroot_runs_its_shell_and_apt_as_without_eatmydata() {
+    library();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/debian-rootfs");
+    let output = Command::new(script)
+        .arg("none")
+        .output()
+        .expect("run debian-rootfs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let tree = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    let line = "echo in the chroot; apt-get --version | head -n 1";
+    let args = ["/usr/sbin/chroot", &tree, "/bin/sh", "-c", line].map(str::to_owned);
+    let (control, _) = same("chroot", &args);
+    assert!(
+        control.stdout().starts_with("in the chroot\napt "),
+        "{}",
+        control.stdout()
+    );
+}

@@ -7,13 +7,13 @@
 //! command. The controls are checked to succeed, and the library alone is
 //! shown to break the first cases when it stays (what it did before).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common::{Outcome, Run, TempDir, command, library, probe};
 
 /// The probe's fsync loop on `file`, ten times.
-fn looping(program: &PathBuf, file: &PathBuf) -> String {
+fn looping(program: &Path, file: &Path) -> String {
     format!("{} loop {} 10", program.display(), file.display())
 }
 

@@ -163,32 +163,10 @@ fn plain(error: &io::Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::trust::tests::Scratch;
     use super::*;
     use std::fs;
     use std::os::unix::fs::{PermissionsExt, chown, symlink};
-
-    /// A folder of the test's own beside the test binary, removed on drop.
-    struct Scratch(PathBuf);
-
-    impl Scratch {
-        fn new(label: &str) -> Scratch {
-            let here = std::env::current_exe().unwrap();
-            let path = here.parent().unwrap().join(format!(
-                "eatmydata-unit-real-{label}-{}",
-                std::process::id()
-            ));
-            let _ = fs::remove_dir_all(&path);
-            fs::create_dir(&path).unwrap();
-            fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
-            Scratch(path.canonicalize().unwrap())
-        }
-    }
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
 
     fn caller() -> Trust {
         Trust::caller()
@@ -196,7 +174,7 @@ mod tests {
 
     #[test]
     fn a_link_in_a_safe_folder_is_followed_to_the_real_path() {
-        let s = Scratch::new("follow");
+        let s = Scratch::new("real-follow");
         fs::create_dir_all(s.0.join("lib/real")).unwrap();
         fs::write(s.0.join("lib/real/libx.so.1.0"), b"x").unwrap();
         fs::set_permissions(
@@ -216,7 +194,7 @@ mod tests {
 
     #[test]
     fn a_link_or_a_file_in_a_folder_others_may_write_is_refused() {
-        let s = Scratch::new("open");
+        let s = Scratch::new("real-open");
         fs::create_dir_all(s.0.join("safe")).unwrap();
         fs::write(s.0.join("safe/lib.so"), b"x").unwrap();
         fs::create_dir(s.0.join("open")).unwrap();
@@ -248,7 +226,7 @@ mod tests {
         if !Trust::caller().is_root() {
             return; // chown needs root; the tests run as root
         }
-        let s = Scratch::new("theirs");
+        let s = Scratch::new("real-theirs");
         fs::write(s.0.join("lib.so"), b"x").unwrap();
         fs::set_permissions(s.0.join("lib.so"), fs::Permissions::from_mode(0o644)).unwrap();
         chown(s.0.join("lib.so"), Some(65534), Some(65534)).unwrap();

@@ -212,16 +212,17 @@ fn plain(error: &io::Error) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::fs;
     use std::os::unix::fs::{PermissionsExt, chown};
 
-    /// A folder of the test's own, removed on drop.
-    struct Scratch(PathBuf);
+    /// A folder of the test's own, mode 0755, its real path; removed on
+    /// drop (`real.rs`'s tests take it too).
+    pub struct Scratch(pub PathBuf);
 
     impl Scratch {
-        fn new(label: &str) -> Scratch {
+        pub fn new(label: &str) -> Scratch {
             // Beside the test binary: no sticky /tmp on the way.
             let here = std::env::current_exe().unwrap();
             let path = here.parent().unwrap().join(format!(
@@ -231,7 +232,7 @@ mod tests {
             let _ = fs::remove_dir_all(&path);
             fs::create_dir(&path).unwrap();
             fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
-            Scratch(path)
+            Scratch(path.canonicalize().unwrap())
         }
     }
 

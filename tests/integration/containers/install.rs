@@ -335,18 +335,16 @@ fn two_installers_at_once_on_a_config_with_comments_handlers_and_imports() {
     assert!(imported.exists());
 }
 
-/// The installer on a Docker host, as `docker run --privileged --pid=host
-/// -v /:/host IMAGE install --host-root /host --engine docker` runs it
-/// (here as a process, on a folder): dockerd reloaded, not restarted, and
-/// its `GET /info` lists the runtime; uninstall gives daemon.json back.
-#[test]
-fn on_a_docker_host_install_reloads_dockerd_and_uninstall_gives_daemon_json_back() {
-    let dir = RunDir::new("install-docker");
+/// A Docker host's daemon.json before install.
+const THEIRS: &str = "{\n    \"debug\": false\n}\n";
+
+/// A Docker host in `dir`: its root (`host/`), its daemon.json (holding
+/// [`THEIRS`]), and a dockerd of the test's own reading it.
+fn docker_host(dir: &RunDir) -> (PathBuf, PathBuf, Dockerd) {
     let host = dir.join("host");
     let config = host.join("etc/docker/daemon.json");
     fs::create_dir_all(config.parent().unwrap()).unwrap();
-    let theirs = "{\n    \"debug\": false\n}\n";
-    fs::write(&config, theirs).unwrap();
+    fs::write(&config, THEIRS).unwrap();
     let dockerd = Dockerd::start(
         dir.path(),
         &config,
@@ -354,6 +352,18 @@ fn on_a_docker_host_install_reloads_dockerd_and_uninstall_gives_daemon_json_back
         &dir.join("exec"),
         None,
     );
+    (host, config, dockerd)
+}
+
+/// The installer on a Docker host, as `docker run --privileged --pid=host
+/// -v /:/host IMAGE install --host-root /host --engine docker` runs it
+/// (here as a process, on a folder): dockerd reloaded, not restarted, and
+/// its `GET /info` lists the runtime; uninstall gives daemon.json back.
+#[test]
+fn on_a_docker_host_install_reloads_dockerd_and_uninstall_gives_daemon_json_back() {
+    let dir = RunDir::new("install-docker");
+    let (host, config, dockerd) = docker_host(&dir);
+    let theirs = THEIRS;
     let pid = dockerd.daemon.pid();
     let run = |verb: &str| {
         let mut installer = Command::new(runtime());
@@ -398,18 +408,8 @@ fn on_a_docker_host_install_reloads_dockerd_and_uninstall_gives_daemon_json_back
 #[test]
 fn a_second_install_heals_a_failed_reload_and_restart_none_returns_at_once() {
     let dir = RunDir::new("install-heal");
-    let host = dir.join("host");
-    let config = host.join("etc/docker/daemon.json");
-    fs::create_dir_all(config.parent().unwrap()).unwrap();
-    let theirs = "{\n    \"debug\": false\n}\n";
-    fs::write(&config, theirs).unwrap();
-    let dockerd = Dockerd::start(
-        dir.path(),
-        &config,
-        &dir.join("data"),
-        &dir.join("exec"),
-        None,
-    );
+    let (host, config, dockerd) = docker_host(&dir);
+    let theirs = THEIRS;
     let pid = dockerd.daemon.pid();
     let installer = |verb: &str, restart: &[&str]| {
         let mut installer = Command::new(runtime());

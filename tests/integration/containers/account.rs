@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -314,6 +315,155 @@ fn garbage_and_a_torn_record_cost_nothing_else() {
         .map(|r| r["id"].as_str().unwrap())
         .collect();
     assert!(!ids.contains(&plain.as_str()));
+}
+
+/// `COMMAND` as the user nobody, as another local user would run it.
+fn as_nobody(args: &[&str]) -> Command {
+    let mut command = Command::new("runuser");
+    command.args(["-u", "nobody", "--"]).args(args);
+    command
+}
+
+/// A `flock -x` of `lock` held for a minute by `command` (`flock` as a
+/// user or as root), once it holds it; killed when dropped, with its
+/// process group (flock's `sleep`).
+struct Held(std::process::Child);
+
+impl Held {
+    fn new(mut command: Command, lock: &Path) -> Held {
+        let child = command
+            .args(["-x", lock.to_str().unwrap(), "sleep", "60"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        // Held once a try of our own fails.
+        while Command::new("flock")
+            .args(["-n", lock.to_str().unwrap(), "true"])
+            .status()
+            .unwrap()
+            .success()
+        {
+            assert!(Instant::now() < deadline, "flock never held {lock:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Held(child)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let group = -i32::try_from(self.0.id()).unwrap();
+        // SAFETY: kill touches no memory; the group is the child's own.
+        unsafe { libc::kill(group, libc::SIGKILL) };
+        let _ = self.0.wait();
+    }
+}
+
+/// Seconds `docker rm -f` of a container started by `runtime` takes.
+fn timed_rm(docker: &Accounted, runtime: &str) -> (String, f64) {
+    let id = docker.ok(&[
+        "run",
+        "-d",
+        "-i",
+        "--network=none",
+        "--runtime",
+        runtime,
+        IMAGE,
+        "/bin/hold",
+    ]);
+    docker.ok(&["exec", &id, "/bin/sync", "loop", "/tmp/f", "3"]);
+    let start = Instant::now();
+    docker.ok(&["rm", "-f", &id]);
+    (id, start.elapsed().as_secs_f64())
+}
+
+/// Another local user, as the attacker did: `flock -x` on the account's
+/// lock (0644 before: `docker rm -f` hung as long as the user held it,
+/// and docker leaked the task), and a line appended to a container's
+/// report file (0666 in folders every user could enter: a forged record).
+/// Now the user cannot open the lock, a lock an older runtime left 0644
+/// and the user holds is replaced, and the report is out of reach. A lock
+/// held by root (a runtime stopped under it) costs the delete at most a
+/// second, and only its record. Each `rm -f` is timed beside the same
+/// under runc.
+#[test]
+fn another_user_neither_holds_up_deletes_nor_forges_records() {
+    let docker = Accounted::start("account-user");
+    fs::create_dir_all(&docker.account).unwrap();
+    let lock = docker.account.join("account.lock");
+    // An older runtime's lock, which any user could open, held by one.
+    fs::write(&lock, "").unwrap();
+    Command::new("chmod")
+        .arg("0644")
+        .arg(&lock)
+        .status()
+        .unwrap();
+    let user = Held::new(as_nobody(&["flock"]), &lock);
+    let (_, plain) = timed_rm(&docker, "runc");
+    let id = docker.ok(&[
+        "run",
+        "-d",
+        "-i",
+        "--network=none",
+        "--runtime",
+        "eatmydata",
+        IMAGE,
+        "/bin/hold",
+    ]);
+    docker.ok(&["exec", &id, "/bin/sync", "loop", "/tmp/f", "3"]);
+    let report = docker.account.join("containers").join(&id).join("report");
+    let forge = format!(
+        "printf 'pid=1 name=x fsync=999999999\\n' >> {}",
+        report.display()
+    );
+    let forged = as_nobody(&["sh", "-c", &forge]).output().unwrap();
+    let start = Instant::now();
+    docker.ok(&["rm", "-f", &id]);
+    let ours = start.elapsed().as_secs_f64();
+    eprintln!("account: rm -f with a user's flock -x: {ours:.2} s (runc: {plain:.2} s)");
+    let forged = forged
+        .status
+        .success()
+        .then(|| format!("the user wrote {report:?}"));
+    let slow =
+        (ours >= plain + 2.0).then(|| format!("rm -f took {ours:.2} s, runc's {plain:.2} s"));
+    let failed: Vec<String> = [slow, forged].into_iter().flatten().collect();
+    assert!(failed.is_empty(), "{failed:?}");
+    let records = docker.records(std::slice::from_ref(&id));
+    assert_eq!(count(&records[&id], "fsync"), 3, "{:#}", records[&id]);
+    drop(user);
+    let mode = fs::metadata(&lock).unwrap().permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o600
+    );
+    let opened = as_nobody(&["flock", "-x", lock.to_str().unwrap(), "true"])
+        .output()
+        .unwrap();
+    assert!(!opened.status.success(), "the user opened the lock");
+    // Root holds it: the delete goes on within a second, without a record.
+    let root = Held::new(Command::new("flock"), &lock);
+    let (_, plain) = timed_rm(&docker, "runc");
+    let (lost, ours) = timed_rm(&docker, "eatmydata");
+    eprintln!("account: rm -f with root's flock -x: {ours:.2} s (runc: {plain:.2} s)");
+    assert!(
+        ours < plain + 2.0,
+        "rm -f took {ours:.2} s, under runc {plain:.2} s"
+    );
+    assert!(!docker.account.join("containers").join(&lost).exists());
+    drop(root);
+    std::thread::sleep(Duration::from_secs(1));
+    let report = docker.report(&[]);
+    let ids: Vec<&str> = report["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [id.as_str()], "{report:#}");
 }
 
 /// A process `docker exec` starts in a container under the runtime (its

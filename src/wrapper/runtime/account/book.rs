@@ -13,15 +13,24 @@
 //! and a new one starts, so the account holds the last 4 to 8 MiB of
 //! records. Every file is opened beside the folder's descriptor without
 //! following a link, in a folder that belongs to root (or the caller) and
-//! that no one else may write.
+//! that no one else may write, and used only when it belongs to root (or
+//! the caller) and no one else may write it.
+//!
+//! The lock is root's alone (mode 0600): no other user may open it, so
+//! none may hold it. One left by an older runtime that others could open
+//! (0644: `flock -x` by any user hung every delete) is replaced by a new
+//! file, so that a descriptor opened before counts for nothing. And every
+//! wait is bounded ([`WAIT`]): a lock held longer (a runtime stopped under
+//! it) costs the record being written, never a delete's progress.
 
 use std::ffi::CString;
 use std::fs::{self, File};
 use std::io::{self, Read as _, Write as _};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt};
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::record::{LINE_MAX, Record};
 
@@ -30,6 +39,11 @@ pub const VARIABLE: &str = "EATMYDATA_ACCOUNT";
 const FILE: &str = "account.jsonl";
 const OLDER: &str = "account.1.jsonl";
 const LOCK: &str = "account.lock";
+/// The lock's name while a new one is made, before it replaces the old.
+const NEW_LOCK: &str = "account.lock.new";
+
+/// The longest wait for the lock.
+pub const WAIT: Duration = Duration::from_secs(1);
 
 /// The size past which the file is rotated.
 pub const CAP: u64 = 4 << 20;
@@ -80,9 +94,7 @@ fn open_folder(path: &Path) -> io::Result<OwnedFd> {
     // SAFETY: a descriptor just opened, owned by nothing else.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     let meta = File::from(fd.try_clone()?).metadata()?;
-    // SAFETY: geteuid cannot fail and touches no memory.
-    let us = unsafe { libc::geteuid() };
-    if (meta.uid() != 0 && meta.uid() != us) || meta.mode() & 0o022 != 0 {
+    if !ours(meta.uid()) || meta.mode() & 0o022 != 0 {
         return Err(io::Error::other(format!(
             "{} belongs to another user or others may write it",
             path.display()
@@ -121,17 +133,47 @@ impl Book {
         }
         // SAFETY: a descriptor just opened, owned by nothing else.
         let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-        if !file.metadata()?.is_file() {
+        let meta = file.metadata()?;
+        if !meta.is_file() {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        if !ours(meta.uid()) || meta.mode() & 0o022 != 0 {
+            return Err(io::Error::other(format!(
+                "{} belongs to another user or others may write it",
+                name.to_string_lossy()
+            )));
         }
         Ok(file)
     }
 
-    /// Takes the exclusive lock.
+    /// Takes the exclusive lock, waiting at most [`WAIT`].
     pub fn lock(&self) -> io::Result<Lock> {
-        let file = self.open_at(LOCK, libc::O_RDWR | libc::O_CREAT, 0o644)?;
+        let mut file = self.open_at(LOCK, libc::O_RDWR | libc::O_CREAT, 0o600)?;
+        if file.metadata()?.mode() & 0o077 != 0 {
+            file = self.replace_lock()?;
+        }
         flock(&file, libc::LOCK_EX)?;
         Ok(Lock(file))
+    }
+
+    /// A new lock of mode 0600 in place of one others could open: made
+    /// beside it, then renamed over it.
+    fn replace_lock(&self) -> io::Result<File> {
+        let dir = self.dir.as_raw_fd();
+        let new = c_name(NEW_LOCK);
+        // SAFETY: a folder we hold and a NUL-terminated name; a leftover
+        // of a run killed here may be there, or not.
+        unsafe { libc::unlinkat(dir, new.as_ptr(), 0) };
+        let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
+        let file = self.open_at(NEW_LOCK, flags, 0o600)?;
+        // Not the umask's, whatever it is: 0600 exactly.
+        file.set_permissions(fs::Permissions::from_mode(0o600))?;
+        let old = c_name(LOCK);
+        // SAFETY: names in a folder we hold; renameat replaces the old lock.
+        if unsafe { libc::renameat(dir, new.as_ptr(), dir, old.as_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(file)
     }
 
     /// Appends `record`, under the lock: rotates a full file first, and
@@ -168,14 +210,12 @@ impl Book {
     /// without its newline at the end is one a writer is writing, or
     /// never finished.
     pub fn read(&self) -> io::Result<Read> {
-        let _shared = match self.open_at(LOCK, libc::O_RDONLY, 0) {
-            Ok(lock) => {
-                flock(&lock, libc::LOCK_SH)?;
-                Some(lock)
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e),
-        };
+        // Shared, when it can be had within [`WAIT`] (a user may not open
+        // it): else read as it is, where a rotation at that moment may
+        // count a record twice, or not at all.
+        let _shared = self
+            .open_at(LOCK, libc::O_RDONLY, 0)
+            .and_then(|lock| flock(&lock, libc::LOCK_SH).map(|()| lock));
         let mut read = Read::default();
         for name in [OLDER, FILE] {
             let file = match self.open_at(name, libc::O_RDONLY, 0) {
@@ -206,15 +246,34 @@ fn read_lines(bytes: &[u8], read: &mut Read) {
     }
 }
 
+/// Whether a file of `uid` may be trusted: root's, or ours.
+fn ours(uid: u32) -> bool {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    uid == 0 || uid == unsafe { libc::geteuid() }
+}
+
+/// Takes `how` of `file`'s lock, trying every few milliseconds for at
+/// most [`WAIT`].
 fn flock(file: &File, how: libc::c_int) -> io::Result<()> {
+    let deadline = Instant::now() + WAIT;
     loop {
         // SAFETY: a descriptor we own.
-        if unsafe { libc::flock(file.as_raw_fd(), how) } == 0 {
+        if unsafe { libc::flock(file.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
             return Ok(());
         }
         let error = io::Error::last_os_error();
-        if error.kind() != io::ErrorKind::Interrupted {
-            return Err(error);
+        match error.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EWOULDBLOCK) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Some(libc::EWOULDBLOCK) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("the account's lock is held past {} s", WAIT.as_secs()),
+                ));
+            }
+            _ => return Err(error),
         }
     }
 }
@@ -276,6 +335,45 @@ mod tests {
         assert_eq!(read.records, [example("a", 1), example("b", 2)]);
         // The NULs that padded the old file: one unended line.
         assert_eq!(read.unreadable, 1);
+        fs::remove_dir_all(&path).unwrap();
+    }
+
+    /// The lock is root's alone; one others could open (an older
+    /// runtime's 0644) is replaced, so a descriptor opened before (a user's
+    /// `flock -x`) holds nothing; a lock held past [`WAIT`] is an error.
+    #[test]
+    fn the_lock_is_root_s_alone_and_every_wait_is_bounded() {
+        let path = folder("lock");
+        let book = Book::open_or_make(&path).unwrap();
+        fs::write(path.join(LOCK), "").unwrap();
+        fs::set_permissions(path.join(LOCK), fs::Permissions::from_mode(0o644)).unwrap();
+        let theirs = File::open(path.join(LOCK)).unwrap();
+        flock(&theirs, libc::LOCK_EX).unwrap();
+        let start = Instant::now();
+        let lock = book.lock().unwrap();
+        assert!(start.elapsed() < WAIT, "waited on the replaced lock");
+        let meta = fs::metadata(path.join(LOCK)).unwrap();
+        assert_eq!(meta.mode() & 0o777, 0o600);
+        assert!(!path.join(NEW_LOCK).exists());
+        // Held (another open of it, as another process's): bounded.
+        let start = Instant::now();
+        let error = book.lock().err().unwrap();
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut, "{error}");
+        assert!(start.elapsed() >= WAIT && start.elapsed() < 2 * WAIT);
+        // A reader does not wait past it either, and reads.
+        book.append(&lock, &example("a", 1)).unwrap();
+        let start = Instant::now();
+        assert_eq!(book.read().unwrap().records, [example("a", 1)]);
+        assert!(start.elapsed() < 2 * WAIT);
+        drop(lock);
+        // A file of the account another user owns, or may write: refused.
+        std::os::unix::fs::chown(path.join(FILE), Some(65534), None).unwrap();
+        assert!(book.read().is_err());
+        let lock = book.lock().unwrap();
+        assert!(book.append(&lock, &example("b", 2)).is_err());
+        std::os::unix::fs::chown(path.join(FILE), Some(0), None).unwrap();
+        fs::set_permissions(path.join(FILE), fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(book.append(&lock, &example("b", 2)).is_err());
         fs::remove_dir_all(&path).unwrap();
     }
 

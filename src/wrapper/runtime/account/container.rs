@@ -5,7 +5,10 @@
 //! whatever user they run as), which the spec binds into the container
 //! (`edit/account.rs`), and `container.json`, what the runtime knew at
 //! `create` (the container's name and image, its real runtime's state
-//! folder, the account it goes to), which the container never sees.
+//! folder, the account it goes to), which the container never sees. The
+//! tmpfs's root is root's alone (0700): on the host no other user reaches
+//! the report (to forge a record), while the container writes it through
+//! its bind, which the real runtime opens as root.
 //!
 //! What the container writes is its input: a container that fills its
 //! file fills its own small tmpfs and nothing else; at `delete` the file is
@@ -61,7 +64,7 @@ const META_MAX: u64 = 16 * 1024;
 /// A folder whose container is gone is swept only once it is this old, so
 /// that a container being created is never taken for one gone.
 const SWEEP_AGE: i64 = 120;
-/// The most folders one sweep looks at.
+/// The most folders one sweep folds or removes.
 const SWEEP_MAX: usize = 64;
 
 /// What the runtime knows of a container at `create`.
@@ -191,7 +194,7 @@ pub fn make(base: &Path, meta: &Meta) -> io::Result<PathBuf> {
         fold(base, &meta.id)?;
     }
     fs::DirBuilder::new().mode(0o700).create(&folder)?;
-    let options = CString::new(format!("size={SIZE},nr_inodes=16,mode=0711")).unwrap_or_default();
+    let options = CString::new(format!("size={SIZE},nr_inodes=16,mode=0700")).unwrap_or_default();
     let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
     let target = c_path(&folder)?;
     // SAFETY: NUL-terminated strings; a tmpfs on a folder we just made.
@@ -394,13 +397,21 @@ fn beneath(host: &[mounts::Mount], device: Device) -> Device {
 
 /// Folds the folders under `base` whose containers are gone without a
 /// `delete` (their real runtime's state folder is gone, and they are older
-/// than a create takes), at most [`SWEEP_MAX`] at a time.
+/// than a create takes), and removes those a runtime killed during its
+/// `create` left without a whole `container.json` once they are as old:
+/// every folder looked at, at most [`SWEEP_MAX`] folded or removed at a
+/// time (the next sweep goes on), none once the account's lock is not
+/// had in time.
 pub fn sweep(base: &Path) {
     let Ok(entries) = fs::read_dir(base) else {
         return;
     };
     let now = time::now();
-    for entry in entries.flatten().take(SWEEP_MAX) {
+    let mut swept = 0;
+    for entry in entries.flatten() {
+        if swept == SWEEP_MAX {
+            return;
+        }
         let name = entry.file_name();
         let Some(id) = name.to_str().filter(|id| valid_id(id)) else {
             continue;
@@ -410,15 +421,25 @@ pub fn sweep(base: &Path) {
             .and_then(|file| read_bounded(file, META_MAX))
             .ok()
             .and_then(|bytes| Meta::parse(std::str::from_utf8(&bytes).ok()?));
-        let gone = match &meta {
-            Some(meta) => {
-                now - meta.created > SWEEP_AGE && fs::symlink_metadata(meta.root.join(id)).is_err()
+        match meta {
+            Some(meta) if now - meta.created > SWEEP_AGE => {
+                if fs::symlink_metadata(meta.root.join(id)).is_ok() {
+                    continue;
+                }
+                if fold(base, id).is_err() {
+                    return;
+                }
             }
-            None => false,
-        };
-        if gone {
-            let _ = fold(base, id);
+            Some(_) => continue,
+            None => {
+                let changed = fs::symlink_metadata(&folder).map_or(now, |m| m.mtime());
+                if now - changed <= SWEEP_AGE {
+                    continue;
+                }
+                remove(&folder);
+            }
         }
+        swept += 1;
     }
 }
 

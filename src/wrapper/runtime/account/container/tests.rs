@@ -92,6 +92,9 @@ fn a_folder_is_made_bounded_and_folded_once() {
     assert!(is_mount(&base.join("c1")));
     let mode = fs::metadata(&report).unwrap().mode() & 0o777;
     assert_eq!(mode, 0o666);
+    // Its folder is root's alone: no other host user reaches the file.
+    let mode = fs::metadata(base.join("c1")).unwrap().mode() & 0o777;
+    assert_eq!(mode, 0o700);
     // The container writes a line, then fills its file with garbage.
     let mut file = fs::OpenOptions::new().append(true).open(&report).unwrap();
     file.write_all(line(1, 3, &[]).as_bytes()).unwrap();
@@ -142,5 +145,67 @@ fn a_folder_is_made_bounded_and_folded_once() {
         !base.join("c5").exists(),
         "unmounted and removed all the same"
     );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Every leaked folder is swept: one a runtime killed between its mount
+/// and `container.json` left (the tmpfs mounted, nothing in it), and a
+/// stale one behind more than 64 live ones. Failed before: the first was
+/// never swept, and the second not looked at (on a tmpfs, newest first).
+#[test]
+fn every_leaked_folder_is_swept() {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("not root: skipped");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("eatmydata-leaks-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    let (base, account, state) = (
+        dir.join("containers"),
+        dir.join("account"),
+        dir.join("state"),
+    );
+    fs::create_dir_all(&base).unwrap();
+    let target = c_path(&base).unwrap();
+    // SAFETY: NUL-terminated strings; a tmpfs of the test's own.
+    let mounted = unsafe {
+        libc::mount(
+            c"t".as_ptr(),
+            target.as_ptr(),
+            c"tmpfs".as_ptr(),
+            0,
+            c"mode=0711".as_ptr().cast(),
+        )
+    };
+    assert_eq!(mounted, 0, "{}", io::Error::last_os_error());
+    let mut stale = meta("stale", &account);
+    stale.root = dir.join("no-state");
+    make(&base, &stale).unwrap();
+    make(&base, &meta("leaked", &account)).unwrap();
+    fs::remove_file(base.join("leaked").join(META)).unwrap();
+    let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(1000);
+    File::open(base.join("leaked"))
+        .unwrap()
+        .set_modified(long_ago)
+        .unwrap();
+    for n in 0..70 {
+        let id = format!("live{n}");
+        fs::create_dir_all(state.join(&id)).unwrap();
+        let mut live = meta(&id, &account);
+        live.root = state.clone();
+        fs::create_dir(base.join(&id)).unwrap();
+        fs::write(base.join(&id).join(META), live.to_json()).unwrap();
+    }
+    sweep(&base);
+    assert!(!base.join("stale").exists(), "the stale one swept");
+    assert!(!base.join("leaked").exists(), "the leaked one swept");
+    assert!(base.join("live69").join(META).exists(), "a live one kept");
+    let read = Book::open(&account).unwrap().read().unwrap();
+    assert_eq!(read.records.len(), 1, "the stale one's record");
+    // SAFETY: a NUL-terminated path.
+    unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
     fs::remove_dir_all(&dir).unwrap();
 }

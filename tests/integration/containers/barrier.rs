@@ -17,6 +17,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use super::builds::probe_tree;
 use super::docker26::{Docker26, Runtime};
 use super::engine::runtime;
 use super::{Image, podman};
@@ -30,18 +31,7 @@ const FILES: u32 = 100;
 /// A base tree with the probe at `/step_files` and what it loads.
 fn base(dir: &TempDir) -> PathBuf {
     let root = dir.join("base");
-    let program = probe("step_files", &[]);
-    fs::create_dir_all(root.join("tmp")).unwrap();
-    fs::copy(&program, root.join("step_files")).unwrap();
-    let ldd = Command::new("ldd").arg(&program).output().expect("run ldd");
-    for library in String::from_utf8_lossy(&ldd.stdout)
-        .split_whitespace()
-        .filter(|word| word.starts_with('/'))
-    {
-        let to = root.join(&library[1..]);
-        fs::create_dir_all(to.parent().unwrap()).unwrap();
-        fs::copy(library, to).unwrap();
-    }
+    probe_tree(&root, &probe("step_files", &[]), "step_files");
     root
 }
 

@@ -39,19 +39,7 @@ impl Sources {
     /// at their paths, an empty `/tmp`.
     fn new() -> Sources {
         let dir = TempDir::new("builds");
-        let root = dir.join("base");
-        let program = probe("seccomp_sync", &[]);
-        fs::create_dir_all(root.join("tmp")).unwrap();
-        fs::copy(&program, root.join("probe")).unwrap();
-        let ldd = Command::new("ldd").arg(&program).output().expect("run ldd");
-        for library in String::from_utf8_lossy(&ldd.stdout)
-            .split_whitespace()
-            .filter(|word| word.starts_with('/'))
-        {
-            let to = root.join(&library[1..]);
-            fs::create_dir_all(to.parent().unwrap()).unwrap();
-            fs::copy(library, to).unwrap();
-        }
+        probe_tree(&dir.join("base"), &probe("seccomp_sync", &[]), "probe");
         Sources { dir }
     }
 
@@ -80,6 +68,22 @@ impl Sources {
             format!("FROM {base}\nRUN [\"/probe\", \"loop\", \"{file}\", \"{syncs}\"]\n");
         fs::write(context.join("Dockerfile"), dockerfile).unwrap();
         context
+    }
+}
+
+/// Makes `root` a tree holding `program` at `/NAME`, its loader and
+/// libraries at their paths, and an empty `/tmp`: a base image's.
+pub fn probe_tree(root: &Path, program: &Path, name: &str) {
+    fs::create_dir_all(root.join("tmp")).unwrap();
+    fs::copy(program, root.join(name)).unwrap();
+    let ldd = Command::new("ldd").arg(program).output().expect("run ldd");
+    for library in String::from_utf8_lossy(&ldd.stdout)
+        .split_whitespace()
+        .filter(|word| word.starts_with('/'))
+    {
+        let to = root.join(&library[1..]);
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        fs::copy(library, to).unwrap();
     }
 }
 

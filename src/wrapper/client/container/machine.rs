@@ -106,7 +106,7 @@ pub enum BuildkitRunc {
     /// `DOCKER_BUILDKIT_RUNC_COMMAND` is not set: BuildKit runs its own
     /// runc.
     Unset,
-    /// It names this program.
+    /// It is set, to this program.
     Set(OsString),
 }
 
@@ -149,9 +149,16 @@ pub fn docker_socket(globals: &[OsString], docker_host: Option<&OsStr>) -> Optio
 /// Whether docker's config (`--config`, `DOCKER_CONFIG`, `~/.docker`)
 /// makes a context other than `default` current.
 fn other_context(globals: &[OsString]) -> bool {
-    let named = globals.iter().position(|g| g == "--config");
+    let named = globals
+        .iter()
+        .enumerate()
+        .find_map(|(at, g)| match g.as_bytes() {
+            b"--config" => globals.get(at + 1).map(PathBuf::from),
+            g => g
+                .strip_prefix(b"--config=")
+                .map(|v| PathBuf::from(OsStr::from_bytes(v))),
+        });
     let folder = named
-        .and_then(|at| globals.get(at + 1).map(PathBuf::from))
         .or_else(|| std::env::var_os("DOCKER_CONFIG").map(PathBuf::from))
         .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".docker")));
     let Some(folder) = folder else {

@@ -366,6 +366,20 @@ fn the_daemons_socket_and_environment_are_read_as_docker_names_them() {
     assert_eq!(docker_socket(&[], host), Some("/run/other.sock".into()));
     assert_eq!(docker_socket(&words("-H tcp://h:2375"), None), None);
     assert_eq!(docker_socket(&words("--context ci"), host), None);
+    // A context docker's config makes current, where nothing else names
+    // the host: not known.
+    let config =
+        std::env::temp_dir().join(format!("eatmydata-docker-config-{}", std::process::id()));
+    std::fs::create_dir_all(&config).unwrap();
+    let given = format!("--config={}", config.display());
+    for (current, known) in [("ci", false), ("default", true)] {
+        let text = format!("{{\"currentContext\": \"{current}\"}}");
+        std::fs::write(config.join("config.json"), text).unwrap();
+        let socket = docker_socket(&words(&given), None);
+        assert_eq!(socket.is_some(), known, "{current}");
+        assert!(docker_socket(&words(&format!("{given} -H unix:///s")), None).is_some());
+    }
+    std::fs::remove_dir_all(&config).unwrap();
     let environ = b"PATH=/bin\0DOCKER_BUILDKIT_RUNC_COMMAND=/opt/eatmydata-runtime\0HOME=/\0";
     assert_eq!(
         runc_of(environ),

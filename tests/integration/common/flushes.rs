@@ -13,9 +13,9 @@
 //! commits every journal with something in it, ours included (two flush
 //! requests each: the pre-flush and the commit record), and the window
 //! of a long run catches some. What it may not do is let the syncs
-//! through: the control's own flushes, above its floor, must dwarf that
-//! allowance, which the judge checks first so that no test can pass by
-//! measuring nothing.
+//! through: the control's own flushes, above its floor, must come to what
+//! the test asks and at least twice that noise, which the judge checks
+//! first so that no test can pass by measuring nothing.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -60,8 +60,8 @@ impl Flushes {
     }
 
     /// Asserts that the control's syncs made at least `at_least` flushes
-    /// above the floor, and far more than the allowance; and that the run
-    /// under eatmydata made no more than the floor and the allowance.
+    /// above the floor (and twice [`NOISE`]); and that the run under
+    /// eatmydata made no more than the floor and the allowance.
     /// `what` names the run in the messages, which show all three counts.
     pub fn assert_eaten(&self, at_least: u64, what: &str) {
         eprintln!(
@@ -97,25 +97,6 @@ impl Flushes {
             "{what}: {} flushes under eatmydata, above the floor's {} ({self:?})",
             self.eaten,
             self.floor
-        );
-    }
-
-    /// Asserts the opposite: the run left alone (eatmydata disabled or
-    /// off) flushed as the control did, well above the floor.
-    pub fn assert_kept(&self, at_least: u64, what: &str) {
-        eprintln!(
-            "flushes: {what}: control {}, floor {}, kept {}",
-            self.control, self.floor, self.eaten
-        );
-        assert!(
-            self.synced() >= at_least,
-            "{what}: the control's syncs made too few flushes: {self:?}"
-        );
-        // Each sync flushes once or twice (twice when it commits the
-        // journal), so two like runs differ; none is eaten.
-        assert!(
-            self.eaten.saturating_sub(self.floor) * 2 >= self.synced(),
-            "{what}: the run left alone flushed like the floor, not the control: {self:?}"
         );
     }
 }

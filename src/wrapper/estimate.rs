@@ -60,6 +60,20 @@ impl Timed {
 /// Times a few flushes on each file system of `flushes` where any were
 /// skipped.
 pub fn time(flushes: &Flushes) -> Vec<Timed> {
+    time_with(flushes, true)
+}
+
+/// [`time`], with scratch files only in this process's own and temporary
+/// folders (its current folder, `TMPDIR`, `/var/tmp`, `/tmp`, `HOME`),
+/// never at a mount point: for counts others wrote (the runtime's
+/// account, whose devices a container names), so that no file system it
+/// was not asked about is written or flushed. A file system with none of
+/// those folders is counted without an estimate.
+pub fn time_in_own_folders(flushes: &Flushes) -> Vec<Timed> {
+    time_with(flushes, false)
+}
+
+fn time_with(flushes: &Flushes, mount_points: bool) -> Vec<Timed> {
     let mounts =
         mounts::parse(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
     flushes
@@ -69,7 +83,7 @@ pub fn time(flushes: &Flushes) -> Vec<Timed> {
         .map(|(&device, &count)| Timed {
             count,
             place: Place::of(&mounts, device),
-            flush: timing::time_flushes(&timing::folders(&mounts, device))
+            flush: timing::time_flushes(&timing::folders(&mounts, device, mount_points))
                 .and_then(|samples| timing::spread(&samples).ok_or(timing::Untimed::NoFolder)),
         })
         .collect()

@@ -49,8 +49,9 @@ pub enum Untimed {
 
 /// The folders where a scratch file on `device` may go, most likely
 /// writable first: the current folder, the temporary folders and the home
-/// folder when they are on it, then its mount points.
-pub fn folders(mounts: &[Mount], device: Device) -> Vec<PathBuf> {
+/// folder when they are on it, then (with `mount_points`) its mount
+/// points.
+pub fn folders(mounts: &[Mount], device: Device, mount_points: bool) -> Vec<PathBuf> {
     let wanted: [Option<PathBuf>; 5] = [
         std::env::current_dir().ok(),
         std::env::var_os("TMPDIR").map(PathBuf::from),
@@ -59,6 +60,7 @@ pub fn folders(mounts: &[Mount], device: Device) -> Vec<PathBuf> {
         std::env::var_os("HOME").map(PathBuf::from),
     ];
     let points = mounts::points_of(mounts, device).into_iter().cloned();
+    let points = points.filter(|_| mount_points);
     let mut found: Vec<PathBuf> = Vec::new();
     for folder in wanted.into_iter().flatten().chain(points) {
         let on_device = fs::metadata(&folder).is_ok_and(|meta| {
@@ -236,8 +238,16 @@ mod tests {
         let meta = fs::metadata(&folder).unwrap();
         let device = (libc::major(meta.dev()), libc::minor(meta.dev()));
         let text = fs::read_to_string("/proc/self/mountinfo").unwrap();
-        let found = folders(&mounts::parse(&text), device);
+        let found = folders(&mounts::parse(&text), device, true);
         assert!(!found.is_empty(), "no folder on {device:?}");
+        // A file system of none of our own folders (/dev/shm): its mount
+        // point, only when mount points may be used.
+        let shm = fs::metadata("/dev/shm").unwrap();
+        let shm = (libc::major(shm.dev()), libc::minor(shm.dev()));
+        let mounts = mounts::parse(&text);
+        let points = folders(&mounts, shm, true);
+        assert_eq!(points, [PathBuf::from("/dev/shm")]);
+        assert!(folders(&mounts, shm, false).is_empty());
         let samples = time_flushes(std::slice::from_ref(&folder)).unwrap();
         assert!(
             (PER_ROUND..=SAMPLES).contains(&samples.len()),

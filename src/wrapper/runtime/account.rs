@@ -15,6 +15,7 @@ mod container;
 mod names;
 mod record;
 mod report;
+mod shown;
 mod time;
 
 use std::ffi::{OsStr, OsString};

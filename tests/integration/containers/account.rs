@@ -466,6 +466,66 @@ fn another_user_neither_holds_up_deletes_nor_forges_records() {
     assert_eq!(ids, [id.as_str()], "{report:#}");
 }
 
+/// `report` on an account whose record names a file system (by device
+/// number, which a container's report line gives) mounted at a name
+/// holding ESC sequences and `<script>`: the terminal and the CI page get
+/// them as text, and no scratch file is made or flushed there (strace).
+/// Failed before: the name printed raw, and `.eatmydata-flush-*` created
+/// and fsynced at that mount point.
+#[test]
+fn report_writes_nowhere_unasked_and_prints_names_as_text() {
+    let dir = RunDir::new("account-shown");
+    let point = dir.join("\u{1b}]0;owned\u{7}\u{1b}[2J<script>alert(1)</script>");
+    fs::create_dir_all(&point).unwrap();
+    let mount = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "shown"])
+        .arg(&point)
+        .status()
+        .unwrap();
+    assert!(mount.success());
+    let _unmounted = super::daemon::Unmounted(point.clone());
+    let dev = std::os::unix::fs::MetadataExt::dev(&fs::metadata(&point).unwrap());
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let account = dir.join("account");
+    fs::create_dir_all(&account).unwrap();
+    let record = serde_json::json!({
+        "v": 1, "id": "c1", "name": "db\u{1b}[31m", "image": "img<b>", "ended": "2026-12-02T10:00:00Z",
+        "processes": 1,
+        "skips": {"fsync": 5, "sync": 0, "range": 0, "msync": 0, "open": 0, "write": 0, "direct": 0},
+        "flushes": [{"device": format!("{major}:{minor}"), "count": 5, "on": ""}],
+        "flushes_unnamed": 0, "unreadable": 0,
+        "eaten_by_mount": [{"on": "/data\u{1b}[2J", "flushes": 5}]
+    });
+    fs::write(account.join("account.jsonl"), format!("{record}\n")).unwrap();
+    for format in ["--markdown", "--since=100000d"] {
+        let trace = dir.join(&format!("trace{format}"));
+        let output = Command::new("strace")
+            .arg("-f")
+            .arg("-o")
+            .arg(&trace)
+            .args(["-e", "trace=open,openat,creat", "--"])
+            .arg(runtime())
+            .args(["report", format])
+            .env("EATMYDATA_ACCOUNT", &account)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{output:?}");
+        // The mount's name is there, shown as text.
+        assert!(out.contains("alert"), "{out}");
+        assert!(!out.contains('\u{1b}'), "an ESC printed: {out:?}");
+        if format == "--markdown" {
+            assert!(!out.contains("<script"), "{out}");
+        }
+        let trace = fs::read_to_string(&trace).unwrap();
+        let made: Vec<&str> = trace
+            .lines()
+            .filter(|l| l.contains("O_CREAT") && l.contains(".eatmydata-flush"))
+            .collect();
+        assert!(made.is_empty(), "scratch files: {made:#?}");
+    }
+}
+
 /// A process `docker exec` starts in a container under the runtime (its
 /// `exec --process` file) is counted in the container's record too; a
 /// container under runc gets no record.

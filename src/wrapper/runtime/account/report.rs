@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::book::{self, Book};
 use super::record::Record;
+use super::shown;
 use super::time;
 use crate::estimate::{self, Saved, Timed};
 use crate::protocol::{Counts, Device, SKIPS};
@@ -173,7 +174,9 @@ pub fn run(args: Vec<OsString>) -> std::ffi::c_int {
         on: sum.by_device.iter().map(|(d, (n, _))| (*d, *n)).collect(),
         unnamed: sum.unnamed,
     };
-    let timed = estimate::time(&flushes);
+    // The devices are a container's word: time flushes only in our own
+    // folders, never at a mount point a record names.
+    let timed = estimate::time_in_own_folders(&flushes);
     let out = match asked.format {
         Format::Text => text(
             &sum,
@@ -186,7 +189,11 @@ pub fn run(args: Vec<OsString>) -> std::ffi::c_int {
         Format::Markdown => markdown(&sum, &records, &timed, asked.since),
         Format::Json => json_of(&sum, &records, &timed, asked.since, read.unreadable),
     };
-    print!("{out}");
+    // JSON escapes control characters itself.
+    match asked.format {
+        Format::Json => print!("{out}"),
+        _ => print!("{}", shown::visible(&out)),
+    }
     0
 }
 
@@ -393,7 +400,7 @@ fn markdown(sum: &Sum, records: &[Record], timed: &[Timed], since: Option<i64>) 
         let _ = writeln!(
             out,
             "- {}",
-            one.line().trim_end().trim_start_matches("eatmydata: ")
+            shown::markup_free(one.line().trim_end().trim_start_matches("eatmydata: "))
         );
     }
     if !timed.is_empty() {

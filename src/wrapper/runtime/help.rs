@@ -3,7 +3,7 @@
 
 use super::edit::DISABLE;
 use super::edit::library::MOUNTED;
-use super::{NAME, RUNTIME_OPTION, RUNTIME_VARIABLE};
+use super::{KEEP_BINDS_OPTION, NAME, RUNTIME_OPTION, RUNTIME_VARIABLE};
 
 /// The help, with the names the runtime uses filled in.
 pub fn text() -> String {
@@ -30,6 +30,9 @@ A spec it cannot parse fails the verb, the container not started.
 Options (before runc's own):
       {RUNTIME_OPTION}=NAME|PATH
                       the real runtime (default: runc in PATH, else crun)
+      {KEEP_BINDS_OPTION}
+                      keep the syncs on binds of host folders outside the
+                      engine's storage (configure docker --keep-binds)
   -h, --help          print this help and exit
 
 Commands:

@@ -128,6 +128,21 @@ impl Accounted {
         (id, String::from_utf8_lossy(&output.stdout).into_owned())
     }
 
+    /// A container of the tiny image left holding (`run -d -i`) under
+    /// `runtime`: its id.
+    pub fn hold(&self, runtime: &str) -> String {
+        self.ok(&[
+            "run",
+            "-d",
+            "-i",
+            "--network=none",
+            "--runtime",
+            runtime,
+            IMAGE,
+            "/bin/hold",
+        ])
+    }
+
     /// `eatmydata-runtime report --json ARGS` on this account.
     pub fn report(&self, args: &[&str]) -> Value {
         let output = Command::new(runtime())
@@ -364,16 +379,7 @@ impl Drop for Held {
 
 /// Seconds `docker rm -f` of a container started by `runtime` takes.
 fn timed_rm(docker: &Accounted, runtime: &str) -> (String, f64) {
-    let id = docker.ok(&[
-        "run",
-        "-d",
-        "-i",
-        "--network=none",
-        "--runtime",
-        runtime,
-        IMAGE,
-        "/bin/hold",
-    ]);
+    let id = docker.hold(runtime);
     docker.ok(&["exec", &id, "/bin/sync", "loop", "/tmp/f", "3"]);
     let start = Instant::now();
     docker.ok(&["rm", "-f", &id]);
@@ -403,16 +409,7 @@ fn another_user_neither_holds_up_deletes_nor_forges_records() {
         .unwrap();
     let user = Held::new(as_nobody(&["flock"]), &lock);
     let (_, plain) = timed_rm(&docker, "runc");
-    let id = docker.ok(&[
-        "run",
-        "-d",
-        "-i",
-        "--network=none",
-        "--runtime",
-        "eatmydata",
-        IMAGE,
-        "/bin/hold",
-    ]);
+    let id = docker.hold("eatmydata");
     docker.ok(&["exec", &id, "/bin/sync", "loop", "/tmp/f", "3"]);
     let report = docker.account.join("containers").join(&id).join("report");
     let forge = format!(
@@ -534,16 +531,7 @@ fn exec_processes_are_counted_and_runc_containers_are_not() {
     let docker = Accounted::start("account-exec");
     let mut ids = Vec::new();
     for runtime in ["eatmydata", "runc"] {
-        let id = docker.ok(&[
-            "run",
-            "-d",
-            "-i",
-            "--network=none",
-            "--runtime",
-            runtime,
-            IMAGE,
-            "/bin/hold",
-        ]);
+        let id = docker.hold(runtime);
         let out = docker.ok(&["exec", &id, "/bin/sync", "loop", "/tmp/f", "9"]);
         assert_eq!(out, "synced 9");
         // Its report folder under EATMYDATA_HOME, never the machine's.

@@ -90,6 +90,19 @@ pub struct Context {
     pub here: bool,
     /// musl's loader can relocate the library.
     pub fits_musl: bool,
+    /// The program is a loader that runs another program with this
+    /// `LD_PRELOAD`: valgrind's tool (static, started by its launcher,
+    /// which sets `VALGRIND_LAUNCHER`), a dynamic loader run by its name
+    /// (`ld-linux-x86-64.so.2 PROGRAM`). See [`launches`].
+    pub launcher: bool,
+}
+
+/// Whether the program at `path` (started with `VALGRIND_LAUNCHER` in its
+/// environment or not) is a loader for another: it reads no `LD_PRELOAD`
+/// for itself, but the program it runs does, so the rule for static
+/// programs is not for it.
+pub fn launches(path: &[u8], valgrind: bool) -> bool {
+    valgrind || Loader::named(path) != Loader::Other
 }
 
 /// Why the library leaves `LD_PRELOAD`.
@@ -146,6 +159,9 @@ pub const fn place(image: Option<Image>, context: Context) -> Place {
     }
     if let Some(image) = image {
         let Some(loader) = image.loader else {
+            if context.launcher {
+                return behind_sanitizer(context);
+            }
             return Place::Out(Why::Static);
         };
         if !image.bits64 && cfg!(target_pointer_width = "64") {
@@ -163,6 +179,11 @@ pub const fn place(image: Option<Image>, context: Context) -> Place {
             return Place::Out(Why::Sanitizer);
         }
     }
+    behind_sanitizer(context)
+}
+
+/// First, or behind the user's sanitizer.
+const fn behind_sanitizer(context: Context) -> Place {
     if context.user_sanitizer {
         Place::AfterSanitizer
     } else {

@@ -32,6 +32,8 @@ pub struct Room {
 
 const PRELOAD: &[u8] = b"LD_PRELOAD=";
 const TRACING: &[u8] = b"LD_TRACE_LOADED_OBJECTS=";
+/// What valgrind's launcher sets for its tool, which runs the program.
+const VALGRIND: &[u8] = b"VALGRIND_LAUNCHER=";
 /// glibc's `PATH` when there is none (`execvp(3)`).
 const DEFAULT_PATH: &[u8] = b"/bin:/usr/bin";
 
@@ -156,11 +158,13 @@ fn decide(
     if lists.next().is_some() {
         return None;
     }
+    let valgrind = entries.bytes().any(|entry| entry.starts_with(VALGRIND));
     let context = Context {
         user_sanitizer: exec::has_sanitizer(list),
         tracing: entries.bytes().any(|entry| entry.starts_with(TRACING)),
         here: here(ours),
         fits_musl: true,
+        launcher: exec::launches(program.1.to_bytes(), valgrind),
     };
     let image = match context.tracing || !context.here {
         true => None,

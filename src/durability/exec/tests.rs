@@ -12,6 +12,7 @@ const PLAIN: Context = Context {
     tracing: false,
     here: true,
     fits_musl: true,
+    launcher: false,
 };
 
 #[test]
@@ -173,4 +174,30 @@ fn loaders_are_known_by_file_name() {
     assert_eq!(Loader::named(b"/lib64/ld64.so.2"), Loader::Glibc);
     assert_eq!(Loader::named(b"/lib/ld-musl-x86_64.so.1"), Loader::Musl);
     assert_eq!(Loader::named(b"/system/bin/linker64"), Loader::Other);
+}
+
+#[test]
+fn a_loader_for_another_program_keeps_it() {
+    let tool = Image {
+        loader: None,
+        ..NATIVE
+    };
+    let launcher = Context {
+        launcher: true,
+        ..PLAIN
+    };
+    assert_eq!(place(Some(tool), launcher), Place::First);
+    assert_eq!(place(Some(tool), PLAIN), Place::Out(Why::Static));
+    let ldd = Context {
+        tracing: true,
+        ..launcher
+    };
+    assert_eq!(place(Some(tool), ldd), Place::Out(Why::Tracing));
+    assert!(launches(
+        b"/usr/libexec/valgrind/memcheck-amd64-linux",
+        true
+    ));
+    assert!(launches(b"/lib64/ld-linux-x86-64.so.2", false));
+    assert!(launches(b"ld-musl-x86_64.so.1", false));
+    assert!(!launches(b"/sbin/docker-init", false));
 }

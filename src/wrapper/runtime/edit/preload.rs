@@ -128,6 +128,10 @@ pub fn placed(program: &Program, env: &[Value]) -> Result<Place, String> {
         tracing: values(env, "LD_TRACE_LOADED_OBJECTS").next().is_some(),
         here: true,
         fits_musl: read.is_none_or(|(_, fits)| fits),
+        launcher: exec::launches(
+            program.path.as_bytes(),
+            values(env, "VALGRIND_LAUNCHER").next().is_some(),
+        ),
     };
     match exec::place(read.map(|(image, _)| image), context) {
         Place::Out(why) => Err(format!("{} is {}", program.path, why.words())),

@@ -174,8 +174,17 @@ pub fn plan(invocation: Invocation, found: Found) -> Result<Plan, Error> {
         &invocation.command,
         found.client_notice.as_deref(),
     ));
-    // Not into a program whose loader would refuse it, or die of it.
-    let preloaded = !matches!(found.kind, Kind::Foreign(_));
+    // Not into a program whose loader would refuse it, or die of it. A
+    // static program's own execs never pass through the library, so what
+    // it starts would inherit LD_PRELOAD unchecked (an i386 child prints
+    // the loader's error): where the filter covers its children, it goes
+    // without, by the rule of durability/exec.rs; with no filter, the
+    // library is all its children have.
+    let preloaded = match found.kind {
+        Kind::Foreign(_) => false,
+        Kind::Static => matches!(seccomp, Seccomp::Off),
+        _ => true,
+    };
     if invocation.verbose {
         for (place, why) in &found.library.passed {
             notices.push(format!("passed over {}: {why}", place.display()));
@@ -436,7 +445,8 @@ mod tests {
             found.only = vec!["/a".into(), "/c".into()];
             found.inherited_only = Some("/old".into());
         });
-        assert_eq!(only.env[1], (protocol::ONLY, "/a:/c".into()));
+        // Its children are under the supervisor's filter: no LD_PRELOAD.
+        assert_eq!(only.env, [(protocol::ONLY, "/a:/c".into())]);
         assert!(matches!(
             only.seccomp,
             Seccomp::Supervised { by_mount: true, .. }

@@ -161,6 +161,10 @@ pub mod open;
 #[path = "durability/exec.rs"]
 pub mod exec;
 
+/// This machine's ELF `e_machine`.
+#[path = "durability/machine.rs"]
+pub mod machine;
+
 /// The sanitizer runtimes that must come first in the library list.
 #[path = "durability/sanitizer.rs"]
 pub mod sanitizer;

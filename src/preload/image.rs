@@ -14,7 +14,8 @@
 
 use core::ffi::{CStr, c_int, c_long};
 
-use crate::durability::exec::{self, Image, Loader};
+use crate::durability::exec::{Image, Loader};
+use crate::durability::machine;
 use crate::durability::sanitizer::is_sanitizer;
 use crate::kernel::{close_own, raw};
 
@@ -264,7 +265,7 @@ fn elf(file: &File, head: &[u8]) -> Option<Image> {
     };
     let mut image = Image {
         bits64: header.bits64,
-        native: exec::native(header.machine),
+        native: machine::native(header.machine),
         loader,
         sanitizer: false,
     };

@@ -120,21 +120,6 @@ fn read_exact_at_into(
 const PT_INTERP: u32 = 3;
 const PT_LOAD: u32 = 1;
 const PT_DYNAMIC: u32 = 2;
-/// This machine's `e_machine`, where known: a program of another is run by
-/// an emulator (qemu-user through binfmt_misc), with a loader of its own.
-const NATIVE_MACHINE: Option<u64> = if cfg!(target_arch = "x86_64") {
-    Some(62)
-} else if cfg!(target_arch = "aarch64") {
-    Some(183)
-} else if cfg!(target_arch = "riscv64") {
-    Some(243)
-} else if cfg!(target_arch = "powerpc64") {
-    Some(21)
-} else if cfg!(target_arch = "s390x") {
-    Some(22)
-} else {
-    None
-};
 const PF_W: u32 = 2;
 /// The start of Go's build information (`.go.buildinfo`).
 const GO_BUILDINFO_MAGIC: &[u8] = b"\xff Go buildinf:";
@@ -197,7 +182,7 @@ pub fn inspect_elf(source: &(impl ReadAt + ?Sized)) -> Option<Program> {
         Kind::Static
     } else if !header.is64 && cfg!(target_pointer_width = "64") {
         Kind::Foreign(Foreign::Bits32)
-    } else if NATIVE_MACHINE.is_some_and(|native| header.machine != native) {
+    } else if !machine::native(u16::try_from(header.machine).unwrap_or(u16::MAX)) {
         Kind::Foreign(Foreign::Machine)
     } else if let Some(Loader::Other(_)) = loader {
         Kind::Foreign(Foreign::UnknownLoader)
@@ -424,6 +409,8 @@ fn has_go_magic(source: &(impl ReadAt + ?Sized), offset: u64, size: u64) -> bool
         .any(|chunk| chunk.starts_with(GO_BUILDINFO_MAGIC))
 }
 
+#[path = "../../../src/durability/machine.rs"]
+mod machine; // this machine's e_machine, shared with the exec rule
 pub mod needed; // the libraries a program names (DT_NEEDED): a sanitizer runtime?
 mod uring; // whether the code makes its own io_uring_enter calls
 

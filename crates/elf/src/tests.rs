@@ -63,7 +63,12 @@ fn build(spec: &Spec) -> Vec<u8> {
     } else {
         (0x1c, 0x20, 0x2a)
     };
-    put(&mut out, 18, NATIVE_MACHINE.unwrap_or(0), 2);
+    put(
+        &mut out,
+        18,
+        u64::from(machine::NATIVE_MACHINE.unwrap_or(0)),
+        2,
+    );
     put(&mut out, ph, phoff as u64, word);
     put(&mut out, sh, shoff as u64, word);
     for (i, value) in [phentsize, phnum, shentsize, shnum, 2].iter().enumerate() {

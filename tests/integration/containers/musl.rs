@@ -10,6 +10,24 @@ use super::{
 use crate::common::{Flushes, Libc, probe_for, static_pair};
 use crate::loopfs::LoopFs;
 
+/// The control (`inside` alone) and the floor (under `nosync`) of a count,
+/// each [`ROUNDS`] containers of `image` with `disk` as `/data`.
+fn control_and_floor(disk: &LoopFs, image: &str, inside: &str) -> (u64, u64) {
+    let volume = data_volume(disk);
+    let control = disk.flushes_during_sync(|| {
+        rounds("a", |file| {
+            podman_ok(&["run", "--rm", "-v", &volume, image, inside, file])
+        });
+    });
+    let nosync = floor_program(disk);
+    let floor = disk.flushes_during(|| {
+        rounds("f", |file| {
+            podman_ok(&["run", "--rm", "-v", &volume, image, nosync, inside, file])
+        });
+    });
+    (control, floor)
+}
+
 #[test]
 fn a_musl_image_runs_with_the_library_mounted_read_only() {
     let program = probe_for(Libc::Musl, "sync_calls", &[]);
@@ -19,17 +37,7 @@ fn a_musl_image_runs_with_the_library_mounted_read_only() {
     let disk = LoopFs::new("podman-musl-disk", 64);
     let volume = data_volume(&disk);
 
-    let control = disk.flushes_during_sync(|| {
-        rounds("a", |file| {
-            podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, file])
-        });
-    });
-    let nosync = floor_program(&disk);
-    let floor = disk.flushes_during(|| {
-        rounds("f", |file| {
-            podman_ok(&["run", "--rm", "-v", &volume, &image.0, nosync, inside, file])
-        });
-    });
+    let (control, floor) = control_and_floor(&disk, &image.0, inside);
     let mount = format!("{}:{MOUNTED}:ro", library.display());
     let preload = format!("LD_PRELOAD={MOUNTED}");
     let mut printed = String::new();
@@ -57,17 +65,7 @@ fn the_static_command_runs_in_a_musl_image() {
     let disk = LoopFs::new("podman-static-disk", 64);
     let volume = data_volume(&disk);
 
-    let control = disk.flushes_during_sync(|| {
-        rounds("a", |file| {
-            podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, file])
-        });
-    });
-    let nosync = floor_program(&disk);
-    let floor = disk.flushes_during(|| {
-        rounds("f", |file| {
-            podman_ok(&["run", "--rm", "-v", &volume, &image.0, nosync, inside, file])
-        });
-    });
+    let (control, floor) = control_and_floor(&disk, &image.0, inside);
     let eaten = disk.flushes_during(|| {
         rounds("b", |file| {
             podman_ok(&[
@@ -107,17 +105,7 @@ fn root_in_a_container_gets_the_filter_and_true_advice() {
     let (image, inside) = (&musl.image, &musl.program);
     let disk = LoopFs::new("podman-root-disk", 64);
     let volume = data_volume(&disk);
-    let control = disk.flushes_during_sync(|| {
-        rounds("a", |file| {
-            podman_ok(&["run", "--rm", "-v", &volume, &image.0, inside, file])
-        });
-    });
-    let nosync = floor_program(&disk);
-    let floor = disk.flushes_during(|| {
-        rounds("f", |file| {
-            podman_ok(&["run", "--rm", "-v", &volume, &image.0, nosync, inside, file])
-        });
-    });
+    let (control, floor) = control_and_floor(&disk, &image.0, inside);
     let mut output = None;
     let eaten = disk.flushes_during(|| {
         output = Some(rounds("b", |file| {

@@ -117,9 +117,26 @@ impl Bundle {
     }
 
     /// `run --bundle DIR ID` in the foreground, to its end; the container's
-    /// state is gone after it (`runc run` deletes it).
+    /// state is gone after it (`runc run` deletes it). A foreground `run`
+    /// is how BuildKit runs a build step, which gets the build-step barrier
+    /// (one `syncfs` per file system at its end): these tests count a
+    /// container's own syncs, so the spec takes the barrier away
+    /// (`io.eatmydata.barrier=0`, given to runc alone too, so that both
+    /// runs see the same spec). The barrier is `containers::barrier`'s.
     fn run(&self, via: Via, args: &[&str], change: impl FnOnce(&mut Value)) -> Output {
-        self.write_spec(args, change);
+        self.write_spec(args, |spec| {
+            change(spec);
+            let annotations = spec
+                .as_object_mut()
+                .expect("a spec is an object")
+                .entry("annotations")
+                .or_insert_with(|| json!({}));
+            if let Some(annotations) = annotations.as_object_mut() {
+                annotations
+                    .entry("io.eatmydata.barrier")
+                    .or_insert_with(|| json!("0"));
+            }
+        });
         let id = new_id();
         let output = self
             .command(via, None)

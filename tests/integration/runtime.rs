@@ -126,16 +126,7 @@ impl Bundle {
     fn run(&self, via: Via, args: &[&str], change: impl FnOnce(&mut Value)) -> Output {
         self.write_spec(args, |spec| {
             change(spec);
-            let annotations = spec
-                .as_object_mut()
-                .expect("a spec is an object")
-                .entry("annotations")
-                .or_insert_with(|| json!({}));
-            if let Some(annotations) = annotations.as_object_mut() {
-                annotations
-                    .entry("io.eatmydata.barrier")
-                    .or_insert_with(|| json!("0"));
-            }
+            without_barrier(spec);
         });
         let id = new_id();
         let output = self
@@ -148,6 +139,21 @@ impl Bundle {
             .expect("run the runtime");
         Container::gone(self, via, &id);
         output
+    }
+}
+
+/// Takes the build-step barrier away from `spec` (`io.eatmydata.barrier`
+/// off), unless it says otherwise: see [`Bundle::run`].
+fn without_barrier(spec: &mut Value) {
+    let annotations = spec
+        .as_object_mut()
+        .expect("a spec is an object")
+        .entry("annotations")
+        .or_insert_with(|| json!({}));
+    if let Some(annotations) = annotations.as_object_mut() {
+        annotations
+            .entry("io.eatmydata.barrier")
+            .or_insert_with(|| json!("0"));
     }
 }
 

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Bundle, Container, MOUNTED, Via, inside, text};
+use super::{Bundle, Container, MOUNTED, Via, inside, text, without_barrier};
 use crate::common::{Flushes, Libc, nosync_into, probe, probe_for};
 use crate::loopfs::LoopFs;
 
@@ -187,6 +187,7 @@ fn the_off_switch_leaves_the_container_alone() {
     let mut expected = bundle.base.clone();
     expected["process"]["args"] = json!([inside(&program), "/data/a"]);
     off(&mut expected);
+    without_barrier(&mut expected);
     assert_eq!(spec, expected);
 }
 

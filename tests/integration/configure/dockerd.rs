@@ -181,12 +181,17 @@ fn a_docker_container_runs_through_the_default_and_the_real_runtime_it_names() {
         let args = [
             &["run", "--rm", "--network=none"][..],
             runtime,
-            &["eatmydata-configure-test", "/show_args"],
+            &[&show_file(), "eatmydata-configure-test", "/show_args"],
         ];
         dockerd.docker(&args.concat(), Stdio::null())
     };
     // Control: the same daemon's runc, asked for by name.
-    assert!(run(&["--runtime=runc"]).contains("\npreload (unset)\n"));
+    let control = run(&["--runtime=runc"]);
+    assert!(control.contains("\npreload (unset)\n"), "{control}");
+    assert!(
+        control.contains(&format!("\nfile {MOUNTED} absent\n")),
+        "{control}"
+    );
     // (configure's check ran the script's --version, which notes no verb)
     assert_eq!(
         fs::read_to_string(&seen).unwrap_or_default(),
@@ -194,8 +199,14 @@ fn a_docker_container_runs_through_the_default_and_the_real_runtime_it_names() {
         "the control ran through the real runtime's script"
     );
     // No --runtime: the default, eatmydata, then the real runtime named.
+    // A static program gets the rules and no LD_PRELOAD (durability::exec):
+    // the library bound in its /dev shows the runtime.
     let eaten = run(&[]);
-    assert!(eaten.contains(&format!("\npreload {MOUNTED}\n")), "{eaten}");
+    assert!(eaten.contains("\npreload (unset)\n"), "{eaten}");
+    assert!(
+        eaten.contains(&format!("\nfile {MOUNTED} present\n")),
+        "{eaten}"
+    );
     let verbs = fs::read_to_string(&seen).unwrap();
     for verb in ["create", "start", "delete"] {
         assert!(
@@ -289,15 +300,26 @@ fn on_and_off_by_reload_with_nothing_stopped() {
     assert_eq!(inspect(&dockerd, "before", "{{.State.Pid}}"), before);
     // A new container runs under the runtime; one is kept, made with it.
     let eaten = dockerd.docker(
-        &["run", "--rm", "--network=none", tag, "/show_args"],
+        &[
+            "run",
+            "--rm",
+            "--network=none",
+            &show_file(),
+            tag,
+            "/show_args",
+        ],
         Stdio::null(),
     );
-    assert!(eaten.contains(&format!("\npreload {MOUNTED}\n")), "{eaten}");
+    assert!(
+        eaten.contains(&format!("\nfile {MOUNTED} present\n")),
+        "{eaten}"
+    );
     let create = [
         "create",
         "--network=none",
         "--name",
         "made",
+        &show_file(),
         tag,
         "/show_args",
     ];
@@ -337,6 +359,10 @@ fn on_and_off_by_reload_with_nothing_stopped() {
     // The container made under the runtime starts, now under runc.
     let started = dockerd.docker(&["start", "-a", "made"], Stdio::null());
     assert!(started.contains("\npreload (unset)\n"), "{started}");
+    assert!(
+        started.contains(&format!("\nfile {MOUNTED} absent\n")),
+        "{started}"
+    );
     assert_eq!(inspect(&dockerd, "before", "{{.State.Pid}}"), before);
     // A second removal changes nothing while `made` is there.
     let text = fs::read_to_string(&config).unwrap();
@@ -402,4 +428,10 @@ fn dockerd_keeps_a_default_that_goes_missing_on_reload() {
     assert!(kept.starts_with("alias "), "{kept}");
     reload(with(Some("runc")));
     wait_default(&mut dockerd, "runc");
+}
+
+/// `--env=SHOW_FILE=MOUNTED`: `show_args` says whether the library the
+/// runtime binds is there.
+fn show_file() -> String {
+    format!("--env=SHOW_FILE={MOUNTED}")
 }

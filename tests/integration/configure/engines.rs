@@ -84,7 +84,9 @@ fn a_podman_container_runs_through_the_runtime_registered_as_its_default() {
     let run = || {
         let output = Command::new("podman")
             .env("CONTAINERS_CONF", &config)
-            .args(["run", "--rm", "--network=none", "--rootfs"])
+            .args(["run", "--rm", "--network=none", "--env"])
+            .arg(format!("SHOW_FILE={MOUNTED}"))
+            .arg("--rootfs")
             .arg(&root)
             .arg("/show_args")
             .stdin(Stdio::null())
@@ -96,7 +98,12 @@ fn a_podman_container_runs_through_the_runtime_registered_as_its_default() {
     };
     // Control: podman's default of the tests' settings, runc, leaves the
     // container as it is.
-    assert!(run().contains("\npreload (unset)\n"));
+    let control = run();
+    assert!(control.contains("\npreload (unset)\n"), "{control}");
+    assert!(
+        control.contains(&format!("\nfile {MOUNTED} absent\n")),
+        "{control}"
+    );
     let runtime = super::runtime_in(dir.path());
     let runtime = runtime.to_str().unwrap();
     let path = config.to_str().unwrap();
@@ -111,8 +118,14 @@ fn a_podman_container_runs_through_the_runtime_registered_as_its_default() {
             runtime,
         ],
     );
+    // A static program gets the runtime's rules and no LD_PRELOAD
+    // (durability::exec): the library bound in its /dev shows the runtime.
     let eaten = run();
-    assert!(eaten.contains(&format!("\npreload {MOUNTED}\n")), "{eaten}");
+    assert!(eaten.contains("\npreload (unset)\n"), "{eaten}");
+    assert!(
+        eaten.contains(&format!("\nfile {MOUNTED} present\n")),
+        "{eaten}"
+    );
 }
 
 /// A podman container of the test's own, removed when dropped.

@@ -16,5 +16,5 @@ EOT
 fi
 cat <<'EOT'
 
-Containers still running when this summary was written are not in it: they are counted when they are deleted.
+Containers still running when this summary was written are not in it: each run is counted when it ends (docker stop, or its command's end).
 EOT

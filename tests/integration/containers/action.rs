@@ -342,6 +342,12 @@ fn the_action_from_its_release_on_a_runner_docker() {
         u64::from(SYNCS),
     );
 
+    // `report` times its estimate on a file system it may write scratch
+    // files to (TMPDIR among them), never elsewhere: on a runner TMPDIR is
+    // the job's disk; here the containers wrote to the test's loop device.
+    runner
+        .env
+        .insert("TMPDIR".into(), disk.path().to_str().unwrap().into());
     let post = runner.local_action(&action, "post.js");
     let log = said(&post);
     assert!(post.status.success(), "local-action post: {log}");

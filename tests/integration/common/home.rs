@@ -48,8 +48,35 @@ impl RootHome {
 
 impl Drop for RootHome {
     fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
+        remove(&self.0);
     }
+}
+
+/// Removes `folder` and all below it, first taking away what is mounted
+/// there: the runtime mounts a tmpfs per container in its home's
+/// `containers/`, and a test that deletes a container through runc alone
+/// leaves it mounted, where `remove_dir_all` cannot take it.
+pub fn remove(folder: &Path) {
+    let Ok(info) = fs::read_to_string("/proc/self/mountinfo") else {
+        let _ = fs::remove_dir_all(folder);
+        return;
+    };
+    let mut below: Vec<PathBuf> = info
+        .lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .map(PathBuf::from)
+        .filter(|point| point.starts_with(folder) && point != folder)
+        .collect();
+    // The deepest first.
+    below.sort_by_key(|point| std::cmp::Reverse(point.components().count()));
+    for point in below {
+        let Ok(point) = std::ffi::CString::new(point.into_os_string().into_encoded_bytes()) else {
+            continue;
+        };
+        // SAFETY: a NUL-terminated path; umount2 reads it and nothing else.
+        unsafe { libc::umount2(point.as_ptr(), libc::MNT_DETACH) };
+    }
+    let _ = fs::remove_dir_all(folder);
 }
 
 /// Where the homes of test processes go: root's, in root's `/run`.
@@ -93,9 +120,10 @@ fn make(folder: &Path) -> bool {
     fs::set_permissions(folder, fs::Permissions::from_mode(0o755)).is_ok()
 }
 
-/// Removes the home at exit.
+/// Removes the home at exit, and the folder of homes when it is empty.
 extern "C" fn remove_home() {
-    let _ = fs::remove_dir_all(path());
+    remove(&path());
+    let _ = fs::remove_dir(PARENT);
 }
 
 /// Removes the homes of test processes that are gone (ended by a signal,
@@ -113,7 +141,7 @@ fn sweep() {
             continue;
         };
         if !Path::new("/proc").join(pid.to_string()).exists() {
-            let _ = fs::remove_dir_all(entry.path());
+            remove(&entry.path());
         }
     }
 }

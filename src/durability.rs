@@ -161,6 +161,10 @@ pub mod open;
 #[path = "durability/exec.rs"]
 pub mod exec;
 
+/// Whose loader a `PT_INTERP` path names.
+#[path = "durability/loader.rs"]
+pub mod loader;
+
 /// This machine's ELF `e_machine`.
 #[path = "durability/machine.rs"]
 pub mod machine;

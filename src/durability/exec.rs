@@ -15,32 +15,8 @@
 //! host) still answer the syncs. Pure functions, no allocation: the
 //! library runs them inside other programs.
 
+pub use super::loader::Loader;
 use super::sanitizer::is_sanitizer_path;
-
-/// A program's loader, by its `PT_INTERP` file name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Loader {
-    /// glibc's `ld-linux*.so.*` or `ld64.so.*`.
-    Glibc,
-    /// musl's `ld-musl-ARCH.so.1`.
-    Musl,
-    /// Any other: not one the library is made and tested for.
-    Other,
-}
-
-impl Loader {
-    /// The loader a `PT_INTERP` path names, by its file name.
-    pub fn named(path: &[u8]) -> Loader {
-        let file = path.rsplit(|&b| b == b'/').next().unwrap_or_default();
-        if file.starts_with(b"ld-musl-") {
-            Loader::Musl
-        } else if file.starts_with(b"ld-linux") || file.starts_with(b"ld64.so.") {
-            Loader::Glibc
-        } else {
-            Loader::Other
-        }
-    }
-}
 
 /// What a program's ELF file says, as far as `LD_PRELOAD` is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

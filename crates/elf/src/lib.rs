@@ -356,14 +356,13 @@ fn loader_at(source: &(impl ReadAt + ?Sized), offset: u64, size: u64) -> Loader 
 
 /// The loader a `PT_INTERP` path names, by its file name.
 pub fn loader_named(path: &[u8]) -> Loader {
-    let file = path.rsplit(|&b| b == b'/').next().unwrap_or_default();
-    if file.starts_with(b"ld-musl-") {
-        Loader::Musl
-    } else if file.starts_with(b"ld-linux") || file.starts_with(b"ld64.so.") {
-        Loader::Glibc
-    } else {
-        use std::os::unix::ffi::OsStrExt;
-        Loader::Other(PathBuf::from(std::ffi::OsStr::from_bytes(path)))
+    match loader::Loader::named(path) {
+        loader::Loader::Musl => Loader::Musl,
+        loader::Loader::Glibc => Loader::Glibc,
+        loader::Loader::Other => {
+            use std::os::unix::ffi::OsStrExt;
+            Loader::Other(PathBuf::from(std::ffi::OsStr::from_bytes(path)))
+        }
     }
 }
 
@@ -409,6 +408,8 @@ fn has_go_magic(source: &(impl ReadAt + ?Sized), offset: u64, size: u64) -> bool
         .any(|chunk| chunk.starts_with(GO_BUILDINFO_MAGIC))
 }
 
+#[path = "../../../src/durability/loader.rs"]
+mod loader; // whose loader a PT_INTERP names, shared with the exec rule
 #[path = "../../../src/durability/machine.rs"]
 mod machine; // this machine's e_machine, shared with the exec rule
 pub mod needed; // the libraries a program names (DT_NEEDED): a sanitizer runtime?

@@ -323,12 +323,7 @@ fn garbage_and_a_torn_record_cost_nothing_else() {
     let (plain, _) = docker.run("runc", None, &["/bin/sync", "loop", "/tmp/f", "5"]);
     std::thread::sleep(Duration::from_secs(1));
     let report = docker.report(&[]);
-    let ids: Vec<&str> = report["containers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_str().unwrap())
-        .collect();
+    let ids = ids(&report);
     assert!(!ids.contains(&plain.as_str()));
 }
 
@@ -454,12 +449,7 @@ fn another_user_neither_holds_up_deletes_nor_forges_records() {
     drop(root);
     std::thread::sleep(Duration::from_secs(1));
     let report = docker.report(&[]);
-    let ids: Vec<&str> = report["containers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_str().unwrap())
-        .collect();
+    let ids = ids(&report);
     assert_eq!(ids, [id.as_str()], "{report:#}");
 }
 
@@ -627,4 +617,14 @@ fn the_time_saved_is_estimated_within_a_factor_of_two() {
         (0.5..=2.0).contains(&ratio),
         "the median ratio of estimated to measured is {ratio:.2}: {rounds:.2?}"
     );
+}
+
+/// The ids of the containers a `report --json` lists.
+fn ids(report: &serde_json::Value) -> Vec<&str> {
+    report["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect()
 }

@@ -165,9 +165,10 @@ const _: () = {
 pub type Counts = [u64; SKIPS.len()];
 
 /// A buffer that always holds a whole report line: the name is cut to
-/// [`NAME_MAX`] bytes, at most [`PLACES`] file systems are named and every
-/// number has at most 20 digits.
-pub const REPORT_LINE_MAX: usize = 1152;
+/// [`NAME_MAX`] bytes, at most [`PLACES`] file systems are named for the
+/// flushes skipped and as many for those kept, and every number has at
+/// most 20 digits.
+pub const REPORT_LINE_MAX: usize = 1920;
 
 /// The most file systems one report line names; flushes skipped on more
 /// are counted with those where none could be named.
@@ -224,20 +225,30 @@ pub struct ReportLine<'a> {
     /// Printable ASCII only: the writer shows other bytes as `?`.
     pub name: &'a str,
     pub counts: Counts,
+    /// The flushes skipped, by file system.
     pub flushes: Flushes,
+    /// The flushes kept (keep by mount: a sync of a kind that
+    /// [`Skip::is_flush`], on a kept mount, that went to the kernel), by
+    /// file system; those where none could be named (`sync()` made whole,
+    /// a file whose mount could not be told) as its unnamed. None in the
+    /// line of an older library, which did not count them.
+    pub kept: Flushes,
 }
 
 /// Writes the report line of a process into `out` and returns its length:
 /// `pid=… name=… fsync=… … direct=… flushes_on=MAJOR:MINOR:COUNT,…
-/// flushes_unnamed=…\n`. `name`'s bytes other than printable ASCII are
-/// written as `?`, and it is cut to [`NAME_MAX`] bytes; what does not fit
-/// in `out` is left out ([`REPORT_LINE_MAX`] bytes always fit).
+/// flushes_unnamed=… kept_on=MAJOR:MINOR:COUNT,… kept_unnamed=…\n`.
+/// `name`'s bytes other than printable ASCII are written as `?`, and it is
+/// cut to [`NAME_MAX`] bytes; what does not fit in `out` is left out
+/// ([`REPORT_LINE_MAX`] bytes always fit). The kept flushes come last, in
+/// keys of their own: an older reader skips keys it does not know.
 pub fn write_report(
     out: &mut [u8],
     pid: u64,
     name: &[u8],
     counts: &Counts,
     flushes: &Flushes,
+    kept: &Flushes,
 ) -> usize {
     let mut line = Writer { out, len: 0 };
     line.push(b"pid=");
@@ -252,21 +263,25 @@ pub fn write_report(
         line.push(b"=");
         line.number(*count);
     }
-    line.push(b" flushes_on=");
-    for (at, ((major, minor), count)) in flushes.on().iter().enumerate() {
-        if at > 0 {
-            line.push(b",");
-        }
-        line.number((*major).into());
-        line.push(b":");
-        line.number((*minor).into());
-        line.push(b":");
-        line.number(*count);
-    }
-    line.push(b" flushes_unnamed=");
-    line.number(flushes.unnamed);
+    line.places(b" flushes_on=", b" flushes_unnamed=", flushes);
+    line.places(b" kept_on=", b" kept_unnamed=", kept);
     line.push(b"\n");
     line.len
+}
+
+/// Reads a value of `flushes_on` or `kept_on` into `into`: `None` when an
+/// entry is not three numbers.
+fn parse_places(value: &str, into: &mut Flushes) -> Option<()> {
+    for place in value.split(',').filter(|place| !place.is_empty()) {
+        let mut numbers = place.split(':');
+        let mut next = || numbers.next()?.parse::<u64>().ok();
+        let (major, minor, count) = (next()?, next()?, next()?);
+        if next().is_some() {
+            return None;
+        }
+        into.add((major.try_into().ok()?, minor.try_into().ok()?), count);
+    }
+    Some(())
 }
 
 /// Reads a report line back: `None` for a line without a pid, a name or
@@ -274,7 +289,7 @@ pub fn write_report(
 /// lines of a newer library.
 pub fn parse_report(line: &str) -> Option<ReportLine<'_>> {
     let (mut pid, mut name, mut counts) = (None, None, [0; SKIPS.len()]);
-    let mut flushes = Flushes::NONE;
+    let (mut flushes, mut kept) = (Flushes::NONE, Flushes::NONE);
     for word in line.split_ascii_whitespace() {
         let (key, value) = word.split_once('=')?;
         match key {
@@ -283,18 +298,9 @@ pub fn parse_report(line: &str) -> Option<ReportLine<'_>> {
             "flushes_unnamed" => {
                 flushes.unnamed = flushes.unnamed.saturating_add(value.parse().ok()?);
             }
-            "flushes_on" => {
-                for place in value.split(',').filter(|place| !place.is_empty()) {
-                    let mut numbers = place.split(':');
-                    let mut next = || numbers.next()?.parse::<u64>().ok();
-                    let (major, minor, count) = (next()?, next()?, next()?);
-                    if next().is_some() {
-                        return None;
-                    }
-                    let device = (major.try_into().ok()?, minor.try_into().ok()?);
-                    flushes.add(device, count);
-                }
-            }
+            "flushes_on" => parse_places(value, &mut flushes)?,
+            "kept_unnamed" => kept.unnamed = kept.unnamed.saturating_add(value.parse().ok()?),
+            "kept_on" => parse_places(value, &mut kept)?,
             _ => {
                 if let Some(at) = SKIPS.iter().position(|(_, field, _)| *field == key) {
                     *counts.get_mut(at)? = value.parse().ok()?;
@@ -307,6 +313,7 @@ pub fn parse_report(line: &str) -> Option<ReportLine<'_>> {
         name: name?,
         counts,
         flushes,
+        kept,
     })
 }
 
@@ -389,6 +396,24 @@ impl Writer<'_> {
         self.push(digits.get(start..).unwrap_or_default());
     }
 
+    /// `key` and each file system of `flushes` as `MAJOR:MINOR:COUNT`,
+    /// then `unnamed` and its count.
+    fn places(&mut self, key: &[u8], unnamed: &[u8], flushes: &Flushes) {
+        self.push(key);
+        for (at, ((major, minor), count)) in flushes.on().iter().enumerate() {
+            if at > 0 {
+                self.push(b",");
+            }
+            self.number((*major).into());
+            self.push(b":");
+            self.number((*minor).into());
+            self.push(b":");
+            self.number(*count);
+        }
+        self.push(unnamed);
+        self.number(flushes.unnamed);
+    }
+
     fn hex(&mut self, n: u32) {
         for shift in (0..8).rev() {
             let digit = b"0123456789abcdef".get(((n >> (4 * shift)) & 0xf) as usize);
@@ -406,9 +431,10 @@ mod tests {
         name: &[u8],
         counts: &Counts,
         flushes: &Flushes,
+        kept: &Flushes,
     ) -> ([u8; REPORT_LINE_MAX], usize) {
         let mut out = [0; REPORT_LINE_MAX];
-        let len = write_report(&mut out, pid, name, counts, flushes);
+        let len = write_report(&mut out, pid, name, counts, flushes, kept);
         (out, len)
     }
 
@@ -419,28 +445,38 @@ mod tests {
         flushes.add((254, 1), 2);
         flushes.add((7, 3), 4);
         flushes.unnamed = 1;
-        let (out, len) = report(4242, b"sqlite3", &[12004, 0, 1, 2, 3, 4, 5], &flushes);
+        let mut kept = Flushes::NONE;
+        kept.add((7, 4), 100);
+        kept.unnamed = 3;
+        let counts = [12004, 0, 1, 2, 3, 4, 5];
+        let (out, len) = report(4242, b"sqlite3", &counts, &flushes, &kept);
         let line = core::str::from_utf8(&out[..len]).unwrap();
         assert_eq!(
             line,
-            "pid=4242 name=sqlite3 fsync=12004 sync=0 range=1 msync=2 open=3 write=4 direct=5 flushes_on=7:3:12004,254:1:2 flushes_unnamed=1\n"
+            "pid=4242 name=sqlite3 fsync=12004 sync=0 range=1 msync=2 open=3 write=4 direct=5 flushes_on=7:3:12004,254:1:2 flushes_unnamed=1 kept_on=7:4:100 kept_unnamed=3\n"
         );
         let read = parse_report(line).unwrap();
         assert_eq!((read.pid, read.name), (4242, "sqlite3"));
         assert_eq!(read.counts, [12004, 0, 1, 2, 3, 4, 5]);
         assert_eq!(read.flushes, flushes);
         assert_eq!(read.flushes.on(), [((7, 3), 12004), ((254, 1), 2)]);
+        assert_eq!(read.kept, kept);
 
-        let (out, len) = report(1, b"sh", &[0; SKIPS.len()], &Flushes::NONE);
+        let none = Flushes::NONE;
+        let (out, len) = report(1, b"sh", &[0; SKIPS.len()], &none, &none);
         let line = core::str::from_utf8(&out[..len]).unwrap();
-        assert!(line.ends_with(" flushes_on= flushes_unnamed=0\n"), "{line}");
-        assert_eq!(parse_report(line).unwrap().flushes, Flushes::NONE);
+        assert!(
+            line.ends_with(" flushes_on= flushes_unnamed=0 kept_on= kept_unnamed=0\n"),
+            "{line}"
+        );
+        let read = parse_report(line).unwrap();
+        assert_eq!((read.flushes, read.kept), (none, none));
     }
 
     #[test]
     fn odd_names_are_made_safe_and_the_longest_line_fits() {
         let none = Flushes::NONE;
-        let (out, len) = report(u64::MAX, b"a b\nc\xff", &[0; SKIPS.len()], &none);
+        let (out, len) = report(u64::MAX, b"a b\nc\xff", &[0; SKIPS.len()], &none, &none);
         let line = core::str::from_utf8(&out[..len]).unwrap();
         assert_eq!(parse_report(line).unwrap().name, "a?b?c?");
         let mut most = Flushes::NONE;
@@ -449,16 +485,80 @@ mod tests {
         }
         most.unnamed = u64::MAX;
         let counts = [u64::MAX; SKIPS.len()];
-        let (out, len) = report(u64::MAX, &[b'x'; 300], &counts, &most);
+        let (out, len) = report(u64::MAX, &[b'x'; 300], &counts, &most, &most);
         let line = core::str::from_utf8(&out[..len]).unwrap();
         assert!(
-            line.ends_with(" flushes_unnamed=18446744073709551615\n"),
+            line.ends_with(" kept_unnamed=18446744073709551615\n"),
             "{line}"
         );
+        assert!(len < REPORT_LINE_MAX, "{len}");
         let read = parse_report(line).unwrap();
         assert_eq!(read.name.len(), NAME_MAX);
         assert_eq!(read.counts, [u64::MAX; SKIPS.len()]);
-        assert_eq!(read.flushes, most);
+        assert_eq!((read.flushes, read.kept), (most, most));
+    }
+
+    /// `parse_report` as it stood before the kept flushes (commit
+    /// 7cedb3b), kept as it was: what an older command or runtime reads.
+    fn parse_report_before_kept(line: &str) -> Option<(u64, &str, Counts, Flushes)> {
+        let (mut pid, mut name, mut counts) = (None, None, [0; SKIPS.len()]);
+        let mut flushes = Flushes::NONE;
+        for word in line.split_ascii_whitespace() {
+            let (key, value) = word.split_once('=')?;
+            match key {
+                "pid" => pid = Some(value.parse().ok()?),
+                "name" => name = Some(value),
+                "flushes_unnamed" => {
+                    flushes.unnamed = flushes.unnamed.saturating_add(value.parse().ok()?);
+                }
+                "flushes_on" => {
+                    for place in value.split(',').filter(|place| !place.is_empty()) {
+                        let mut numbers = place.split(':');
+                        let mut next = || numbers.next()?.parse::<u64>().ok();
+                        let (major, minor, count) = (next()?, next()?, next()?);
+                        if next().is_some() {
+                            return None;
+                        }
+                        let device = (major.try_into().ok()?, minor.try_into().ok()?);
+                        flushes.add(device, count);
+                    }
+                }
+                _ => {
+                    if let Some(at) = SKIPS.iter().position(|(_, field, _)| *field == key) {
+                        *counts.get_mut(at)? = value.parse().ok()?;
+                    }
+                }
+            }
+        }
+        Some((pid?, name?, counts, flushes))
+    }
+
+    #[test]
+    fn older_and_newer_readers_read_each_others_lines() {
+        let mut flushes = Flushes::NONE;
+        flushes.add((7, 3), 9);
+        let mut kept = Flushes::NONE;
+        kept.add((7, 4), 100);
+        kept.add((8, 1), 2);
+        kept.unnamed = 1;
+        let (out, len) = report(5, b"pg", &[9, 0, 0, 0, 0, 0, 0], &flushes, &kept);
+        let newer = core::str::from_utf8(&out[..len]).unwrap();
+        // An older reader takes a newer line, the kept flushes left aside.
+        assert_eq!(
+            parse_report_before_kept(newer),
+            Some((5, "pg", [9, 0, 0, 0, 0, 0, 0], flushes))
+        );
+        // A newer reader takes an older library's line: nothing kept.
+        let older = "pid=5 name=pg fsync=9 sync=0 range=0 msync=0 open=0 write=0 direct=0 flushes_on=7:3:9 flushes_unnamed=0";
+        let read = parse_report(older).unwrap();
+        assert_eq!((read.counts[0], read.flushes), (9, flushes));
+        assert_eq!(read.kept, Flushes::NONE);
+        // A kept entry is read as strictly as a skipped one.
+        for bad in ["7:4", "7:4:x", "7:4:1:1", "99999999999:0:1"] {
+            let line = format!("{older} kept_on={bad}");
+            assert!(parse_report(&line).is_none(), "{line}");
+        }
+        assert!(parse_report(&format!("{older} kept_unnamed=x")).is_none());
     }
 
     #[test]

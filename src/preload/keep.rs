@@ -270,6 +270,20 @@ pub fn whole_sync() -> WholeSync {
     })
 }
 
+/// Calls `each` with the device of every mount kept by name, once each
+/// (for the report, after `sync()` became their `syncfs`).
+pub fn each_kept_device(mut each: impl FnMut((u32, u32))) {
+    with_learned(|learned| {
+        let kept = learned.scope.kept();
+        for (at, mount) in kept.iter().enumerate() {
+            let before = kept.get(..at).unwrap_or_default();
+            if !before.iter().any(|seen| seen.dev == mount.dev) {
+                each(mount.dev);
+            }
+        }
+    });
+}
+
 /// `syncfs` of the file system of each kept path; false when one could
 /// not be opened (it is gone), for the caller to make the real `sync`.
 fn sync_kept(paths: &[u8; PATHS_MAX]) -> bool {

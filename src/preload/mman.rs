@@ -27,7 +27,11 @@ pub fn msync_flags(address: usize, length: usize, flags: c_int) -> c_int {
         return flags;
     }
     let given = without_sync(flags);
-    if given == flags || !keep::eats_mapping(address, length) {
+    if given == flags {
+        return flags;
+    }
+    if !keep::eats_mapping(address, length) {
+        report::kept_on_mapping(Skip::Msync, address, length);
         return flags;
     }
     report::skipped_on_mapping(Skip::Msync, address, length);

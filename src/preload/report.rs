@@ -15,6 +15,13 @@
 //! order and never emptied, so no lock and no allocation. That costs a
 //! `statx` per skipped flush on a descriptor (a read of `/proc/self/maps`
 //! per skipped `MS_SYNC`), only when reporting.
+//!
+//! With kept mounts (`keep.rs`), a flush that goes to the kernel because
+//! its mount is kept is counted the same way in a table of its own (the
+//! account by mount shows where syncs were kept and where eaten): the
+//! same `statx`, on a call that then waits for a disk. Kept entries of
+//! io_uring and AIO requests, and what a program that never loaded the
+//! library keeps, are not counted.
 
 use core::ffi::{c_char, c_int};
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -30,13 +37,82 @@ pub use crate::protocol::Skip;
 
 static COUNTS: [AtomicU64; SKIPS.len()] = [const { AtomicU64::new(0) }; SKIPS.len()];
 
-/// The file systems flushes were skipped on, as `MAJOR << 32 | MINOR` plus
-/// one (0 is free), and beside each, how many.
-static DEVICES: [AtomicU64; PLACES] = [const { AtomicU64::new(0) }; PLACES];
-static ON_DEVICE: [AtomicU64; PLACES] = [const { AtomicU64::new(0) }; PLACES];
+/// Flushes by file system: the devices, as `MAJOR << 32 | MINOR` plus one
+/// (0 is free), beside each how many, filled in order and never emptied;
+/// and those where no file system could be named, or past the table.
+struct Places {
+    devices: [AtomicU64; PLACES],
+    on_device: [AtomicU64; PLACES],
+    unnamed: AtomicU64,
+}
 
-/// Flushes skipped where no file system could be named, or past the table.
-static UNNAMED: AtomicU64 = AtomicU64::new(0);
+impl Places {
+    const fn new() -> Places {
+        Places {
+            devices: [const { AtomicU64::new(0) }; PLACES],
+            on_device: [const { AtomicU64::new(0) }; PLACES],
+            unnamed: AtomicU64::new(0),
+        }
+    }
+
+    /// Adds a flush at `place`: to its device's slot, or the unnamed.
+    fn add(&self, place: Place) {
+        match place {
+            Place::Device(device) => self.on(device),
+            Place::Nothing => {}
+            Place::Unknown => {
+                self.unnamed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Adds a flush on `device` to its slot, taking a free one the first
+    /// time; to the unnamed when all are taken by others.
+    fn on(&self, device: Device) {
+        let key = (u64::from(device.0) << 32 | u64::from(device.1)) + 1;
+        for (slot, counter) in self.devices.iter().zip(&self.on_device) {
+            match slot.compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire) {
+                Err(seen) if seen != key => continue,
+                _ => {
+                    counter.fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
+            }
+        }
+        self.unnamed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Every count back to 0 (the devices stay where they are).
+    fn forget(&self) {
+        for counter in self.on_device.iter().chain([&self.unnamed]) {
+            counter.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// The counts as they are now.
+    fn now(&self) -> Flushes {
+        let mut flushes = Flushes::NONE;
+        for (slot, counter) in self.devices.iter().zip(&self.on_device) {
+            let (key, count) = (
+                slot.load(Ordering::Acquire),
+                counter.load(Ordering::Relaxed),
+            );
+            if key != 0 && count > 0 {
+                let key = key - 1;
+                flushes.add(((key >> 32) as u32, key as u32), count);
+            }
+        }
+        flushes.unnamed = self.unnamed.load(Ordering::Relaxed);
+        flushes
+    }
+}
+
+/// The flushes skipped, by file system.
+static SKIPPED: Places = Places::new();
+
+/// The flushes kept (keep by mount: they went to the kernel), by file
+/// system.
+static KEPT: Places = Places::new();
 
 /// Counts one skip where no file system can be named, when reporting.
 pub fn count(skip: Skip) {
@@ -52,30 +128,32 @@ fn count_at(skip: Skip, place: Place) {
         counter.fetch_add(1, Ordering::Relaxed);
     }
     if skip.is_flush() {
-        match place {
-            Place::Device(device) => on_device(device),
-            Place::Nothing => {}
-            Place::Unknown => {
-                UNNAMED.fetch_add(1, Ordering::Relaxed);
-            }
-        }
+        SKIPPED.add(place);
     }
 }
 
-/// Adds a flush skipped on `device` to its slot, taking a free one the
-/// first time; to the unnamed when all are taken by others.
-fn on_device(device: Device) {
-    let key = (u64::from(device.0) << 32 | u64::from(device.1)) + 1;
-    for (slot, counter) in DEVICES.iter().zip(&ON_DEVICE) {
-        match slot.compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire) {
-            Err(seen) if seen != key => continue,
-            _ => {
-                counter.fetch_add(1, Ordering::Relaxed);
-                return;
-            }
-        }
+/// Counts one call of `kind` kept at `place` (its mount is kept, or the
+/// whole `sync()` was made), when reporting and when `kind` stands for a
+/// flush, as skipped flushes are counted.
+pub fn kept_at(kind: Skip, place: Place) {
+    if policy::reporting() && kind.is_flush() {
+        KEPT.add(place);
     }
-    UNNAMED.fetch_add(1, Ordering::Relaxed);
+}
+
+/// [`kept_at`] the file system of `fd`: a `statx` of it, only when
+/// reporting, on the path of a call that then flushes a disk.
+pub fn kept_on_fd(kind: Skip, fd: c_int) {
+    if policy::reporting() && kind.is_flush() {
+        KEPT.add(place::of_fd(fd));
+    }
+}
+
+/// [`kept_on_fd`] for the `length` bytes mapped at `address`.
+pub fn kept_on_mapping(kind: Skip, address: usize, length: usize) {
+    if policy::reporting() && kind.is_flush() {
+        KEPT.add(place::of_mapping(address, length));
+    }
 }
 
 /// A skip of `kind` on `fd`, counted with its file system for `--report`
@@ -119,26 +197,11 @@ unsafe extern "C" {
 /// that its line counts only its own skips, not those its parent made.
 #[unsafe(no_mangle)]
 pub extern "C" fn eatmydata_forget_counts() {
-    for counter in COUNTS.iter().chain(&ON_DEVICE).chain([&UNNAMED]) {
+    for counter in &COUNTS {
         counter.store(0, Ordering::Relaxed);
     }
-}
-
-/// This process's flushes by file system, as the counters hold them now.
-fn flushes() -> Flushes {
-    let mut flushes = Flushes::NONE;
-    for (slot, counter) in DEVICES.iter().zip(&ON_DEVICE) {
-        let (key, count) = (
-            slot.load(Ordering::Acquire),
-            counter.load(Ordering::Relaxed),
-        );
-        if key != 0 && count > 0 {
-            let key = key - 1;
-            flushes.add(((key >> 32) as u32, key as u32), count);
-        }
-    }
-    flushes.unnamed = UNNAMED.load(Ordering::Relaxed);
-    flushes
+    SKIPPED.forget();
+    KEPT.forget();
 }
 
 /// `eatmydata_report_at_exit`: appends this process's line to the report.
@@ -161,6 +224,36 @@ pub extern "C" fn eatmydata_report_at_exit() {
     };
     let pid = raw(libc::SYS_getpid, [0; 6]);
     let mut line = [0; protocol::REPORT_LINE_MAX];
-    let len = protocol::write_report(&mut line, pid as u64, name, &counts, &flushes());
+    let (skipped, kept) = (SKIPPED.now(), KEPT.now());
+    let len = protocol::write_report(&mut line, pid as u64, name, &counts, &skipped, &kept);
     append_own(path, line.get(..len).unwrap_or_default());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flushes_are_counted_by_device_until_the_table_is_full() {
+        let places = Places::new();
+        places.add(Place::Device((7, 3)));
+        places.add(Place::Device((7, 4)));
+        places.add(Place::Device((7, 3)));
+        places.add(Place::Unknown);
+        places.add(Place::Nothing);
+        let now = places.now();
+        assert_eq!(now.on(), [((7, 3), 2), ((7, 4), 1)]);
+        assert_eq!(now.unnamed, 1);
+        places.forget();
+        assert_eq!(places.now(), Flushes::NONE, "a forked child's start");
+        places.add(Place::Device((7, 4)));
+        assert_eq!(places.now().on(), [((7, 4), 1)]);
+        for minor in 0..PLACES as u32 + 1 {
+            places.add(Place::Device((9, minor)));
+        }
+        let now = places.now();
+        // (7, 3) holds its slot at 0, shown no more.
+        assert_eq!(now.on().len(), PLACES - 1);
+        assert_eq!(now.unnamed, 3, "past the table: (9, 14), (9, 15), (9, 16)");
+    }
 }

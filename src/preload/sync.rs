@@ -19,6 +19,7 @@ use crate::durability::mount::WholeSync;
 use crate::durability::{Kind, Verdict};
 use crate::errno::{self, fail};
 use crate::kernel::raw;
+use crate::place::Place;
 use crate::report::{self, Skip, count};
 use crate::{durability, flush, keep, policy};
 
@@ -118,7 +119,7 @@ fn answer(
     };
     // On a kept mount, the call goes to the kernel as made.
     if disk && !keep::eats_fd(fd) {
-        return kernel(number, args);
+        return kept(kind, fd, number, args);
     }
     match durability::sync_verdict(call, disk) {
         Verdict::Skip => skipped(kind, fd),
@@ -133,6 +134,15 @@ fn answer(
 #[inline(never)]
 fn kernel(number: c_long, args: [c_long; 6]) -> c_int {
     raw(number, args) as c_int
+}
+
+/// The call made as asked on a kept mount, counted as kept (`--report`,
+/// the account by mount).
+#[cold]
+#[inline(never)]
+fn kept(kind: Skip, fd: c_int, number: c_long, args: [c_long; 6]) -> c_int {
+    report::kept_on_fd(kind, fd);
+    kernel(number, args)
 }
 
 /// What `fsync(fd)` (`number` `SYS_fsync`) or `fdatasync(fd)` would answer,
@@ -205,9 +215,14 @@ pub fn sync_file_range_status(fd: c_int, offset: i64, nbytes: i64, flags: u32) -
 /// that keeps its syncs is known by name (`durability::mount`). It always
 /// succeeds, as the real one does.
 pub fn sync_status() -> c_int {
-    if keep::whole_sync() == WholeSync::Real {
+    let whole = keep::whole_sync();
+    if whole == WholeSync::Real {
         raw(libc::SYS_sync, [0; 6]);
+        report::kept_at(Skip::Sync, Place::Unknown);
     } else {
+        if whole == WholeSync::KeptOnly && policy::reporting() {
+            keep::each_kept_device(|device| report::kept_at(Skip::Sync, Place::Device(device)));
+        }
         // The mounts not kept were not flushed, whichever it was.
         count(Skip::Sync);
         flush::note_all();

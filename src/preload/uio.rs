@@ -17,7 +17,11 @@ pub fn rwf_flags(fd: c_int, flags: c_int) -> c_int {
         return flags;
     }
     let given = without_sync(flags);
-    if given == flags || !keep::eats_fd(fd) {
+    if given == flags {
+        return flags;
+    }
+    if !keep::eats_fd(fd) {
+        report::kept_on_fd(Skip::SyncWrite, fd);
         return flags;
     }
     report::skipped_on_fd(Skip::SyncWrite, fd);

@@ -41,7 +41,10 @@ pub fn flushes(lines: &str) -> Flushes {
 pub fn summarize(lines: &str, seccomp: bool) -> String {
     let mut programs: BTreeMap<&str, (u64, Counts)> = BTreeMap::new();
     let mut total: (u64, Counts) = (0, [0; SKIPS.len()]);
+    let mut kept = 0u64;
     for line in lines.lines().filter_map(protocol::parse_report) {
+        let on = line.kept.on().iter().map(|(_, count)| *count);
+        kept = on.fold(kept.saturating_add(line.kept.unnamed), u64::saturating_add);
         let entry = programs.entry(line.name).or_default();
         for (sum, count) in [&mut entry.1, &mut total.1]
             .into_iter()
@@ -109,6 +112,13 @@ pub fn summarize(lines: &str, seccomp: bool) -> String {
         &estimate::grouped(total.0),
         total.1.iter().copied().map(estimate::grouped),
     ));
+    if kept > 0 {
+        let _ = writeln!(
+            out,
+            "  kept: {} on the kept mounts (--keep, --only) reached the disk",
+            estimate::flushes_word(kept)
+        );
+    }
     if seccomp {
         out.push_str("  (the seccomp filter's answers are not counted)\n");
     }
@@ -128,6 +138,23 @@ fn row(name: &str, processes: &str, counts: impl Iterator<Item = String>) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flushes_kept_are_told_beside_the_skips() {
+        let lines = "\
+pid=1 name=pg fsync=3 sync=0 range=0 msync=0 open=0 write=0 direct=0 flushes_on=7:3:3 flushes_unnamed=0 kept_on=7:4:100,8:1:2 kept_unnamed=1
+pid=2 name=sh fsync=0 sync=0 range=0 msync=0 open=0 write=0 direct=0
+";
+        let summary = summarize(lines, false);
+        assert!(
+            summary.contains(
+                "\n  kept: 103 flushes on the kept mounts (--keep, --only) reached the disk\n"
+            ),
+            "{summary}"
+        );
+        let none = summarize("pid=2 name=sh fsync=1 kept_on= kept_unnamed=0\n", false);
+        assert!(!none.contains("kept"), "{none}");
+    }
 
     #[test]
     fn lines_are_summed_by_program_busiest_first() {

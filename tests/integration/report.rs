@@ -41,7 +41,7 @@ pub fn check_report_lines(libc: Libc) {
     let device = fs::metadata(dir.path()).unwrap().dev();
     let (major, minor) = (libc::major(device), libc::minor(device));
     let expected = format!(
-        "name={name} fsync=2 sync=2 range=1 msync=1 open=0 write=0 direct=0 flushes_on={major}:{minor}:4 flushes_unnamed=1"
+        "name={name} fsync=2 sync=2 range=1 msync=1 open=0 write=0 direct=0 flushes_on={major}:{minor}:4 flushes_unnamed=1 kept_on= kept_unnamed=0"
     );
     assert_eq!(lines.lines().count(), 2, "{lines}");
     assert!(
@@ -172,4 +172,113 @@ pub fn check_forked_report(libc: Libc) {
         .collect();
     fsyncs.sort();
     assert_eq!(fsyncs, ["fsync=1", "fsync=3"], "{lines}");
+}
+
+/// Keep by mount: a sync the library lets reach the disk because its
+/// mount is kept is counted as kept, by its file system (`kept_on`), as a
+/// skipped one is by its (`flushes_on`): 20 calls of each kind to a file
+/// on each of two loop-device file systems, `b` kept. `sync()` keeps a
+/// `syncfs` of `b` and skips the rest (one where none can be named). The
+/// control, nothing kept: every flush skipped, none kept.
+#[test]
+fn kept_flushes_are_counted_on_their_file_system() {
+    const COUNT: u64 = 20;
+    let (a, b) = (
+        crate::loopfs::LoopFs::new("report-kept-a", 32),
+        crate::loopfs::LoopFs::new("report-kept-b", 32),
+    );
+    let device = |fs: &crate::loopfs::LoopFs| {
+        let dev = fs::metadata(fs.path()).unwrap().dev();
+        format!("{}:{}", libc::major(dev), libc::minor(dev))
+    };
+    let (on_a, on_b) = (device(&a), device(&b));
+    let dir = TempDir::new("report-kept");
+    let report = dir.join("report");
+    let program = probe("keep_mounts", &[]);
+    let line = |mode: &str, keep: Option<&Path>| {
+        fs::write(&report, "").unwrap();
+        let mut run = Run::new(&program)
+            .args([mode, &COUNT.to_string()])
+            .arg(a.join("f"))
+            .arg(b.join("f"))
+            .preload(true)
+            .env("EATMYDATA_REPORT", &report);
+        if let Some(keep) = keep {
+            run = run.env("EATMYDATA_KEEP", keep);
+        }
+        run.run().success();
+        let lines = fs::read_to_string(&report).unwrap();
+        assert_eq!(lines.lines().count(), 1, "{lines}");
+        lines.trim_end().to_owned()
+    };
+    let field = |line: &str, key: &str| -> String {
+        let word = line
+            .split_whitespace()
+            .find(|w| w.starts_with(&format!("{key}=")));
+        word.unwrap_or_else(|| panic!("{key}: {line}"))[key.len() + 1..].to_owned()
+    };
+    for mode in ["fsync", "rwf", "msync"] {
+        let kept = line(mode, Some(b.path()));
+        assert_eq!(
+            field(&kept, "flushes_on"),
+            format!("{on_a}:{COUNT}"),
+            "{mode}: {kept}"
+        );
+        assert_eq!(
+            field(&kept, "kept_on"),
+            format!("{on_b}:{COUNT}"),
+            "{mode}: {kept}"
+        );
+        assert_eq!(field(&kept, "kept_unnamed"), "0", "{mode}: {kept}");
+        let control = line(mode, None);
+        let both = format!("{on_a}:{COUNT},{on_b}:{COUNT}");
+        assert_eq!(field(&control, "flushes_on"), both, "{mode}: {control}");
+        assert_eq!(field(&control, "kept_on"), "", "{mode}: {control}");
+    }
+    // sync() after each write: 2 x COUNT calls, each a syncfs of b.
+    let synced = line("sync", Some(b.path()));
+    assert_eq!(field(&synced, "sync"), format!("{}", 2 * COUNT), "{synced}");
+    assert_eq!(
+        field(&synced, "flushes_unnamed"),
+        format!("{}", 2 * COUNT),
+        "{synced}"
+    );
+    assert_eq!(
+        field(&synced, "kept_on"),
+        format!("{on_b}:{}", 2 * COUNT),
+        "{synced}"
+    );
+    let control = line("sync", None);
+    assert_eq!(field(&control, "kept_on"), "", "{control}");
+
+    // The command says so beside its table.
+    let kept = Run::new(command())
+        .arg("--keep")
+        .arg(b.path())
+        .args([
+            "--report",
+            program.to_str().unwrap(),
+            "fsync",
+            &COUNT.to_string(),
+        ])
+        .arg(a.join("f"))
+        .arg(b.join("f"))
+        .env("TMPDIR", dir.path())
+        .run()
+        .success();
+    let said = format!("kept: {COUNT} flushes on the kept mounts");
+    assert!(kept.stderr().contains(&said), "{}", kept.stderr());
+    let control = Run::new(command())
+        .args([
+            "--report",
+            program.to_str().unwrap(),
+            "fsync",
+            &COUNT.to_string(),
+        ])
+        .arg(a.join("f"))
+        .arg(b.join("f"))
+        .env("TMPDIR", dir.path())
+        .run()
+        .success();
+    assert!(!control.stderr().contains("kept:"), "{}", control.stderr());
 }

@@ -39,8 +39,15 @@ fn is_root() -> bool {
 /// `spec`, after sweeping the folders of containers gone without a
 /// `delete`; `root` is the real runtime's state folder, `bundle` the
 /// container's (`names.rs` reads its name and image from there, or from
-/// the spec). Returns the log's words for what was done.
-pub fn at_create(spec: &mut Value, id: Option<&OsStr>, root: &Path, bundle: &Path) -> String {
+/// the spec); `keeps` the paths whose mounts it keeps (`edit/keep.rs`),
+/// for the account by mount. Returns the log's words for what was done.
+pub fn at_create(
+    spec: &mut Value,
+    id: Option<&OsStr>,
+    root: &Path,
+    bundle: &Path,
+    keeps: &[String],
+) -> String {
     let base = &container::base();
     let Some(id) = id
         .and_then(OsStr::to_str)
@@ -64,6 +71,7 @@ pub fn at_create(spec: &mut Value, id: Option<&OsStr>, root: &Path, bundle: &Pat
         account: book::folder(),
         created: time::now(),
         mounts: by_mount::of_spec(spec),
+        keeps: keeps.to_vec(),
     };
     let report = match container::make(base, &meta) {
         Ok(report) => report,

@@ -283,10 +283,12 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
                 // user's file is not named in EATMYDATA_REPORT either.
                 account_said = match &done {
                     edit::Done::Created {
-                        library: Ok(()), ..
+                        library: Ok(()),
+                        kept,
+                        ..
                     } => {
                         let state = state::root_of(&runtime, root.as_deref());
-                        account::at_create(value, Some(&id), &state, &bundle)
+                        account::at_create(value, Some(&id), &state, &bundle, kept)
                     }
                     _ => "no account (no library)".to_owned(),
                 };

@@ -1,17 +1,20 @@
 //! The account by mount: which of a container's mount destinations its
-//! eaten flushes were on. At `create` the runtime notes, for the rootfs
-//! (`/`) and each bind (volumes are binds too), the device a file there
-//! has (what the library's `statx` sees inside: the overlay's own for the
-//! rootfs, the source's file system for a bind); at `delete` each device
-//! of the report lines is named by the destinations on it
-//! ([`eaten_by_mount`]). A tmpfs the container gets is made by the real
-//! runtime after `create` is read, and is named by no device here: its
-//! flushes stay with the file systems the record names otherwise.
+//! flushes were on, those eaten and those kept. At `create` the runtime
+//! notes, for the rootfs (`/`) and each bind (volumes are binds too), the
+//! device a file there has (what the library's `statx` sees inside: the
+//! overlay's own for the rootfs, the source's file system for a bind); at
+//! `delete` each device of the report lines is named by the destinations
+//! on it ([`by_mount`]), once for the flushes the library skipped and once
+//! for those it let reach the disk because their mount is kept. A tmpfs
+//! the container gets is made by the real runtime after `create` is read,
+//! and is named by no device here: its flushes stay with the file systems
+//! the record names otherwise.
 //!
-//! What is kept is not counted: a sync that reaches the kernel leaves no
-//! line in the report (the library counts what it skips), so the record
-//! says where syncs were eaten, and docs/containers.md says which mounts
-//! were kept.
+//! What a program without the library keeps is not counted: a static
+//! program in a container that keeps a mount gets no seccomp rules (they
+//! cannot tell mounts apart) and keeps every sync unseen, so the record
+//! names the paths the container kept (`keeps`) and `report` says that
+//! its kept counts are those of dynamic programs.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -71,10 +74,10 @@ pub fn of_spec(spec: &Value) -> Noted {
     })
 }
 
-/// The eaten flushes on each device of `flushes` that a noted mount is
-/// on, named by its destinations (`/data /vol` when two share one file
-/// system), most first.
-pub fn eaten_by_mount(noted: &[(String, Device)], flushes: &[(Device, u64)]) -> Vec<(String, u64)> {
+/// The flushes (eaten, or kept) on each device of `flushes` that a noted
+/// mount is on, named by its destinations (`/data /vol` when two share one
+/// file system), most first.
+pub fn by_mount(noted: &[(String, Device)], flushes: &[(Device, u64)]) -> Vec<(String, u64)> {
     let mut by_device: BTreeMap<Device, u64> = BTreeMap::new();
     for &(device, count) in flushes {
         let sum = by_device.entry(device).or_default();
@@ -131,13 +134,10 @@ mod tests {
         );
         let flushes = [((7, 3), 100), ((0, 50), 3), ((8, 1), 9), ((7, 3), 20)];
         assert_eq!(
-            eaten_by_mount(&noted, &flushes),
+            by_mount(&noted, &flushes),
             [("/data".to_owned(), 120), ("/".to_owned(), 3)]
         );
         let shared = [("/a".to_owned(), (7, 3)), ("/b".to_owned(), (7, 3))];
-        assert_eq!(
-            eaten_by_mount(&shared, &[((7, 3), 5)]),
-            [("/a /b".to_owned(), 5)]
-        );
+        assert_eq!(by_mount(&shared, &[((7, 3), 5)]), [("/a /b".to_owned(), 5)]);
     }
 }

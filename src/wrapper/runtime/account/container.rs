@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::book::Book;
-use super::by_mount::{Noted, eaten_by_mount};
+use super::by_mount::{Noted, by_mount};
 use super::record::{self, PLACES_MAX, Place, Record};
 use super::time;
 use crate::mounts::{self, Device};
@@ -80,6 +80,9 @@ pub struct Meta {
     pub created: i64,
     /// Its rootfs and binds, by device (`mounts.rs`).
     pub mounts: Noted,
+    /// The paths whose mounts keep their syncs (`edit/keep.rs`), as
+    /// named in its `EATMYDATA_KEEP`; none in an older runtime's file.
+    pub keeps: Vec<String>,
 }
 
 impl Meta {
@@ -88,6 +91,7 @@ impl Meta {
             "id": self.id, "name": self.name, "image": self.image,
             "root": self.root.to_string_lossy(), "account": self.account.to_string_lossy(),
             "created": self.created,
+            "keeps": self.keeps,
             "mounts": self.mounts.iter().map(|(destination, (major, minor))| {
                 json!([destination, format!("{major}:{minor}")])
             }).collect::<Vec<_>>(),
@@ -105,6 +109,14 @@ impl Meta {
             root: text("root")?.into(),
             account: text("account")?.into(),
             created: value.get("created")?.as_i64()?,
+            keeps: value
+                .get("keeps")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|path| Some(record::bounded(path.as_str()?)))
+                .take(PLACES_MAX)
+                .collect(),
             // An older runtime's file has none.
             mounts: value
                 .get("mounts")
@@ -327,6 +339,7 @@ pub fn record_of(meta: &Meta, report: &[u8], ended: i64, host: &[mounts::Mount])
     let mut on: BTreeMap<Device, u64> = BTreeMap::new();
     // As the container saw them, for the account by mount.
     let mut seen: Vec<(Device, u64)> = vec![];
+    let (mut kept, mut kept_unnamed): (Vec<(Device, u64)>, u64) = (vec![], 0);
     let mut lines: Vec<&[u8]> = report.split(|&b| b == b'\n').collect();
     // After the last newline: nothing, or a line cut short.
     let open = lines.pop().unwrap_or_default();
@@ -350,6 +363,8 @@ pub fn record_of(meta: &Meta, report: &[u8], ended: i64, host: &[mounts::Mount])
             *sum = sum.saturating_add(count);
         }
         unnamed = unnamed.saturating_add(line.flushes.unnamed);
+        kept.extend_from_slice(line.kept.on());
+        kept_unnamed = kept_unnamed.saturating_add(line.kept.unnamed);
     }
     let mut flushes: Vec<Place> = on
         .into_iter()
@@ -363,6 +378,15 @@ pub fn record_of(meta: &Meta, report: &[u8], ended: i64, host: &[mounts::Mount])
     for extra in flushes.split_off(flushes.len().min(PLACES_MAX)) {
         unnamed = unnamed.saturating_add(extra.count);
     }
+    // Kept on a file system no noted mount is on: kept, where unnamed.
+    let kept_by_mount = by_mount(&meta.mounts, &kept);
+    let named = kept_by_mount.iter().map(|(_, count)| *count);
+    let elsewhere = kept
+        .iter()
+        .map(|(_, count)| *count)
+        .fold(0, u64::saturating_add)
+        .saturating_sub(named.fold(0, u64::saturating_add));
+    kept_unnamed = kept_unnamed.saturating_add(elsewhere);
     Record {
         id: record::bounded(&meta.id),
         name: record::bounded(&meta.name),
@@ -374,7 +398,10 @@ pub fn record_of(meta: &Meta, report: &[u8], ended: i64, host: &[mounts::Mount])
         flushes_unnamed: unnamed,
         unreadable,
         barrier: 0,
-        eaten_by_mount: eaten_by_mount(&meta.mounts, &seen),
+        eaten_by_mount: by_mount(&meta.mounts, &seen),
+        kept_by_mount: Some(kept_by_mount),
+        kept_unnamed,
+        keeps: meta.keeps.clone(),
     }
 }
 

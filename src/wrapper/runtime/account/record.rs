@@ -62,6 +62,41 @@ pub struct Record {
     /// The eaten flushes on each of the container's mounts the runtime
     /// noted, by destination (`by_mount.rs`); none in an older record.
     pub eaten_by_mount: Vec<(String, u64)>,
+    /// The flushes kept (their mount is kept: they reached the disk) on
+    /// each of those mounts, as the library counted them; `None` in an
+    /// older record, which did not count them.
+    pub kept_by_mount: Option<Vec<(String, u64)>>,
+    /// Flushes kept where no noted mount could be named (a whole `sync()`,
+    /// a file whose mount could not be told, a file system no noted mount
+    /// is on).
+    pub kept_unnamed: u64,
+    /// The paths the container kept (`EATMYDATA_KEEP` as the runtime
+    /// named it); none in an older record.
+    pub keeps: Vec<String>,
+}
+
+/// A list of `{"on": DESTINATION, "flushes": COUNT}`.
+fn mounts_json(list: &[(String, u64)]) -> Vec<Value> {
+    list.iter()
+        .take(PLACES_MAX)
+        .map(|(on, count)| json!({"on": bounded(on), "flushes": count}))
+        .collect()
+}
+
+/// [`mounts_json`]'s list read back strictly: `None` unless each entry
+/// is whole and bounded.
+fn mounts_of(list: &Value) -> Option<Vec<(String, u64)>> {
+    let list = list.as_array()?;
+    if list.len() > PLACES_MAX {
+        return None;
+    }
+    list.iter()
+        .map(|one| {
+            let on = one.get("on")?.as_str()?;
+            let count = one.get("flushes")?.as_u64()?;
+            (on.len() <= TEXT_MAX).then(|| (on.to_owned(), count))
+        })
+        .collect()
 }
 
 /// `text` cut to [`TEXT_MAX`] bytes at a character's boundary, control
@@ -97,7 +132,7 @@ impl Record {
                 })
             })
             .collect();
-        let value = json!({
+        let mut value = json!({
             "v": VERSION,
             "id": bounded(&self.id),
             "name": bounded(&self.name),
@@ -109,10 +144,13 @@ impl Record {
             "flushes_unnamed": self.flushes_unnamed,
             "unreadable": self.unreadable,
             "barrier": self.barrier,
-            "eaten_by_mount": self.eaten_by_mount.iter().take(PLACES_MAX).map(|(on, count)| {
-                json!({"on": bounded(on), "flushes": count})
-            }).collect::<Vec<_>>(),
+            "eaten_by_mount": mounts_json(&self.eaten_by_mount),
+            "kept_unnamed": self.kept_unnamed,
+            "keeps": self.keeps.iter().take(PLACES_MAX).map(|p| bounded(p)).collect::<Vec<_>>(),
         });
+        if let (Some(kept), Some(object)) = (&self.kept_by_mount, value.as_object_mut()) {
+            object.insert("kept_by_mount".into(), mounts_json(kept).into());
+        }
         let mut line = value.to_string();
         line.push('\n');
         line
@@ -171,17 +209,26 @@ impl Record {
                 None => 0,
             },
             eaten_by_mount: match object.get("eaten_by_mount") {
+                Some(list) => mounts_of(list)?,
+                None => vec![],
+            },
+            kept_by_mount: match object.get("kept_by_mount") {
+                Some(list) => Some(mounts_of(list)?),
+                None => None,
+            },
+            kept_unnamed: match object.get("kept_unnamed") {
+                Some(value) => value.as_u64()?,
+                None => 0,
+            },
+            keeps: match object.get("keeps") {
                 Some(list) => {
                     let list = list.as_array()?;
                     if list.len() > PLACES_MAX {
                         return None;
                     }
                     list.iter()
-                        .map(|one| {
-                            let on = one.get("on")?.as_str()?;
-                            let count = one.get("flushes")?.as_u64()?;
-                            (on.len() <= TEXT_MAX).then(|| (on.to_owned(), count))
-                        })
+                        .map(|path| path.as_str().filter(|p| p.len() <= TEXT_MAX))
+                        .map(|path| path.map(str::to_owned))
                         .collect::<Option<Vec<_>>>()?
                 }
                 None => vec![],
@@ -220,6 +267,9 @@ pub mod tests {
             unreadable: 0,
             barrier: 2,
             eaten_by_mount: vec![("/data".to_owned(), fsyncs)],
+            kept_by_mount: Some(vec![("/keep".to_owned(), 100)]),
+            kept_unnamed: 1,
+            keeps: vec!["/keep".to_owned()],
         }
     }
 
@@ -272,6 +322,20 @@ pub mod tests {
             )
             .is_none()
         );
+        // An older runtime's record counted no kept flush and named no
+        // kept path: not counted, rather than none.
+        let older = line
+            .replace(r#","kept_unnamed":1"#, "")
+            .replace(r#","keeps":["/keep"]"#, "")
+            .replace(r#","kept_by_mount":[{"on":"/keep","flushes":100}]"#, "");
+        assert!(!older.contains("kept"), "{older}");
+        let read = Record::parse(&older).unwrap();
+        assert_eq!(read.kept_by_mount, None);
+        assert_eq!((read.kept_unnamed, read.keeps.len()), (0, 0));
+        assert!(with(r#""keeps":["/keep"]"#, r#""keeps":"/keep""#).is_none());
+        assert!(with(r#""keeps":["/keep"]"#, r#""keeps":[7]"#).is_none());
+        assert!(with(r#""kept_unnamed":1"#, r#""kept_unnamed":-1"#).is_none());
+        assert!(with(r#""on":"/keep","flushes":100"#, r#""on":"/keep""#).is_none());
         // An older runtime's record has no barrier: none was made.
         assert_eq!(with(r#","barrier":2"#, "").map(|r| r.barrier), Some(0));
         assert!(with(r#""barrier":2"#, r#""barrier":"2""#).is_none());

@@ -40,8 +40,13 @@ container stopped), not at docker rm; one started again is counted again.
   --json         {\"containers\": [...], \"total\": ..., \"estimate\": ...}
   --markdown     a summary for a CI job's page
 
-Static and Go programs, whose syncs the seccomp rules alone answer, and
-processes that end by _exit, exec or a signal are not counted.
+Each container listed names its mount destinations (its rootfs /, its
+binds and volumes) with the flushes eaten there and those kept (reached
+the disk: a mount it keeps, EATMYDATA_KEEP or --keep-binds).
+
+Static and Go programs, whose syncs the seccomp rules alone answer (or,
+where a container keeps a mount, which keep every sync), and processes
+that end by _exit, exec or a signal are not counted.
 ";
 
 /// What is never counted, said with every report.
@@ -109,7 +114,53 @@ struct Sum {
     barrier: u64,
     /// Eaten flushes by mount destination (`by_mount.rs`).
     by_mount: BTreeMap<String, u64>,
+    /// Kept flushes (they reached the disk) by mount destination.
+    kept_by_mount: BTreeMap<String, u64>,
+    /// All kept flushes, those where no mount was named included.
+    kept: u64,
+    /// Containers that kept a mount: their static programs' syncs are
+    /// kept uncounted.
+    keeping: u64,
 }
+
+/// A container's flushes on one mount destination: eaten, and kept
+/// (`None` where its record did not count them: an older runtime's).
+#[derive(Debug, PartialEq)]
+struct OnMount<'a> {
+    on: &'a str,
+    eaten: u64,
+    kept: Option<u64>,
+}
+
+/// `record`'s flushes by mount destination, eaten and kept side by side,
+/// the busiest first.
+fn on_mounts(record: &Record) -> Vec<OnMount<'_>> {
+    let mut by: BTreeMap<&str, OnMount> = BTreeMap::new();
+    let counted = record.kept_by_mount.as_ref().map(|_| 0);
+    for (on, count) in &record.eaten_by_mount {
+        let entry = by.entry(on).or_insert(OnMount {
+            on,
+            eaten: 0,
+            kept: counted,
+        });
+        entry.eaten = entry.eaten.saturating_add(*count);
+    }
+    for (on, count) in record.kept_by_mount.iter().flatten() {
+        let entry = by.entry(on).or_insert(OnMount {
+            on,
+            eaten: 0,
+            kept: counted,
+        });
+        entry.kept = Some(entry.kept.unwrap_or_default().saturating_add(*count));
+    }
+    let mut list: Vec<OnMount> = by.into_values().collect();
+    list.sort_by_key(|m| std::cmp::Reverse(m.eaten.saturating_add(m.kept.unwrap_or_default())));
+    list
+}
+
+/// What `report` says of a container that kept a mount: what its kept
+/// counts leave out.
+pub const KEPT_NOT_COUNTED: &str = "kept counts are of dynamic programs: a static program keeps every sync where a mount is kept, not counted";
 
 fn sum(records: &[Record]) -> Sum {
     let mut sum = Sum::default();
@@ -134,6 +185,13 @@ fn sum(records: &[Record]) -> Sum {
             let total = sum.by_mount.entry(on.clone()).or_default();
             *total = total.saturating_add(*count);
         }
+        for (on, count) in record.kept_by_mount.iter().flatten() {
+            let total = sum.kept_by_mount.entry(on.clone()).or_default();
+            *total = total.saturating_add(*count);
+            sum.kept = sum.kept.saturating_add(*count);
+        }
+        sum.kept = sum.kept.saturating_add(record.kept_unnamed);
+        sum.keeping += u64::from(!record.keeps.is_empty());
     }
     sum
 }
@@ -268,9 +326,54 @@ fn listed(records: &[Record]) -> String {
             if record.processes == 1 { "" } else { "es" },
             estimate::flushes_word(record.flushes_skipped())
         );
+        out.push_str(&mounts_listed(record));
     }
     if records.len() > SHOWN {
         let _ = writeln!(out, "    and {} more", grouped(more(records)));
+    }
+    out
+}
+
+/// The most mount destinations listed under a container.
+const MOUNTS_SHOWN: usize = 8;
+
+/// Under a container in the text report: each mount destination with
+/// its flushes eaten and kept, what was kept elsewhere, and what the kept
+/// counts leave out.
+fn mounts_listed(record: &Record) -> String {
+    let mut out = String::new();
+    let mounts = on_mounts(record);
+    let width = mounts
+        .iter()
+        .take(MOUNTS_SHOWN)
+        .map(|m| m.on.chars().count())
+        .max()
+        .unwrap_or(0);
+    for mount in mounts.iter().take(MOUNTS_SHOWN) {
+        let kept = mount.kept.map_or_else(|| "not counted".to_owned(), grouped);
+        let _ = writeln!(
+            out,
+            "      {:<width$}  eaten {}, kept {kept}",
+            mount.on,
+            grouped(mount.eaten),
+        );
+    }
+    if mounts.len() > MOUNTS_SHOWN {
+        let _ = writeln!(out, "      and {} more mounts", mounts.len() - MOUNTS_SHOWN);
+    }
+    if record.kept_unnamed > 0 {
+        let _ = writeln!(
+            out,
+            "      kept where no mount could be named: {}",
+            grouped(record.kept_unnamed)
+        );
+    }
+    if !record.keeps.is_empty() {
+        let _ = writeln!(
+            out,
+            "      keeps {} ({KEPT_NOT_COUNTED})",
+            record.keeps.join(" ")
+        );
     }
     out
 }
@@ -313,6 +416,24 @@ fn text(
             .map(|(on, count)| format!("{on} {}", grouped(**count)))
             .collect();
         let _ = writeln!(out, "  eaten by mount     {}", list.join(", "));
+    }
+    if sum.kept > 0 || sum.keeping > 0 {
+        let mut by_mount: Vec<(&String, &u64)> = sum.kept_by_mount.iter().collect();
+        by_mount.sort_by_key(|(_, count)| std::cmp::Reverse(**count));
+        let mut list: Vec<String> = by_mount
+            .iter()
+            .take(8)
+            .map(|(on, count)| format!("{on} {}", grouped(**count)))
+            .collect();
+        if list.is_empty() {
+            list.push("none".to_owned());
+        }
+        let _ = writeln!(
+            out,
+            "  kept by mount      {} (reached the disk: {} in all)",
+            list.join(", "),
+            estimate::flushes_word(sum.kept)
+        );
     }
     let saved = saved(timed);
     let _ = writeln!(
@@ -395,6 +516,7 @@ fn markdown(sum: &Sum, records: &[Record], timed: &[Timed], since: Option<i64>) 
             let _ = writeln!(out, "\n{} more containers.", grouped(more(records)));
         }
         out.push('\n');
+        out.push_str(&mounts_table(records));
     }
     for one in timed {
         let _ = writeln!(
@@ -419,6 +541,40 @@ fn markdown(sum: &Sum, records: &[Record], timed: &[Timed], since: Option<i64>) 
     out
 }
 
+/// The Markdown table of the busiest containers' flushes by mount
+/// destination, eaten and kept; nothing when none names a mount.
+fn mounts_table(records: &[Record]) -> String {
+    let mut rows = String::new();
+    let mut keeping = false;
+    for record in busiest(records) {
+        keeping |= !record.keeps.is_empty();
+        for mount in on_mounts(record).iter().take(MOUNTS_SHOWN) {
+            let kept = mount.kept.map_or_else(|| "not counted".to_owned(), grouped);
+            let _ = writeln!(
+                rows,
+                "| {} | {} | {} | {kept} |",
+                cell(&short_id(record)),
+                cell(mount.on),
+                grouped(mount.eaten)
+            );
+        }
+    }
+    if rows.is_empty() {
+        return rows;
+    }
+    let mut out = String::from("| Container | Mount | Flushes eaten | Flushes kept |\n");
+    out.push_str("| --- | --- | ---: | ---: |\n");
+    out.push_str(&rows);
+    if keeping {
+        let _ = writeln!(
+            out,
+            "\nWhere a container keeps a mount, {KEPT_NOT_COUNTED}."
+        );
+    }
+    out.push('\n');
+    out
+}
+
 fn skips_object(skips: &Counts) -> Map<String, Value> {
     SKIPS
         .iter()
@@ -436,7 +592,20 @@ fn json_of(
 ) -> String {
     let containers: Vec<Value> = records
         .iter()
-        .map(|record| serde_json::from_str(record.to_line().trim_end()).unwrap_or(Value::Null))
+        .map(|record| {
+            let mut value: Value =
+                serde_json::from_str(record.to_line().trim_end()).unwrap_or(Value::Null);
+            if let Some(object) = value.as_object_mut() {
+                let mounts: Vec<Value> = on_mounts(record)
+                    .iter()
+                    .map(|m| json!({"on": m.on, "eaten": m.eaten, "kept": m.kept}))
+                    .collect();
+                object.insert("by_mount".into(), mounts.into());
+                let leaves_out = (!record.keeps.is_empty()).then_some(KEPT_NOT_COUNTED);
+                object.insert("kept_not_counted".into(), json!(leaves_out));
+            }
+            value
+        })
         .collect();
     let file_systems: Vec<Value> = timed
         .iter()
@@ -465,6 +634,7 @@ fn json_of(
             "flushes_unnamed": sum.unnamed,
             "unreadable_report_lines": sum.unreadable,
             "barrier_flushes": sum.barrier,
+            "flushes_kept": sum.kept,
         },
         "estimate": {
             "saved_seconds": saved(timed).map(|s| s.typical.as_secs_f64()),
@@ -551,6 +721,8 @@ mod tests {
             .lines()
             .skip_while(|l| !l.starts_with("  containers, busiest first:"))
             .skip(1)
+            // Each container's mounts are listed under it, further in.
+            .filter(|l| !l.starts_with("      "))
             .take(2)
             .collect();
         assert_eq!(
@@ -561,6 +733,76 @@ mod tests {
             ],
             "{out}"
         );
+    }
+
+    #[test]
+    fn each_container_shows_its_mounts_eaten_and_kept() {
+        let mut a = example("0123456789abcdef", 100);
+        a.kept_by_mount = Some(vec![("/keep".to_owned(), 98)]);
+        a.kept_unnamed = 0;
+        let mut control = example("fedcba9876543210", 90);
+        (control.kept_by_mount, control.keeps) = (Some(vec![]), vec![]);
+        control.kept_unnamed = 0;
+        let mut older = example("0000000000000000", 5);
+        (older.kept_by_mount, older.keeps) = (None, vec![]);
+        older.kept_unnamed = 0;
+        let records = [a, control, older];
+        assert_eq!(
+            on_mounts(&records[0]),
+            [
+                OnMount {
+                    on: "/data",
+                    eaten: 100,
+                    kept: Some(0)
+                },
+                OnMount {
+                    on: "/keep",
+                    eaten: 0,
+                    kept: Some(98)
+                },
+            ]
+        );
+        let out = text(&sum(&records), &records, &[], None, Path::new("/a"), 0);
+        for expected in [
+            "  kept by mount      /keep 98 (reached the disk: 98 flushes in all)\n",
+            "    db  postgres:16  0123456789ab  3 processes, 109 flushes skipped\n      /data  eaten 100, kept 0\n      /keep  eaten 0, kept 98\n      keeps /keep (kept counts are of dynamic programs",
+            "    db  postgres:16  fedcba987654  3 processes, 99 flushes skipped\n      /data  eaten 90, kept 0\n    db",
+            "      /data  eaten 5, kept not counted\n",
+        ] {
+            assert!(out.contains(expected), "{expected}\n{out}");
+        }
+        let json: Value =
+            serde_json::from_str(&json_of(&sum(&records), &records, &[], None, 0)).unwrap();
+        let by = |at: usize| json["containers"][at]["by_mount"].clone();
+        assert_eq!(
+            by(0),
+            json!([{"on": "/data", "eaten": 100, "kept": 0}, {"on": "/keep", "eaten": 0, "kept": 98}])
+        );
+        assert_eq!(by(1), json!([{"on": "/data", "eaten": 90, "kept": 0}]));
+        assert_eq!(by(2), json!([{"on": "/data", "eaten": 5, "kept": null}]));
+        assert!(
+            json["containers"][0]["kept_not_counted"]
+                .as_str()
+                .unwrap()
+                .contains("static")
+        );
+        assert!(json["containers"][1]["kept_not_counted"].is_null());
+        assert_eq!(json["total"]["flushes_kept"], 98);
+        let md = markdown(&sum(&records), &records, &[], None);
+        assert!(md.contains("| `0123456789ab` | `/keep` | 0 | 98 |"), "{md}");
+        assert!(
+            md.contains("| `000000000000` | `/data` | 5 | not counted |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn a_mount_a_container_named_is_shown_as_text() {
+        let mut a = example("a", 1);
+        a.kept_by_mount = Some(vec![("/k\u{1b}[2J<b>|".to_owned(), 3)]);
+        let records = [a];
+        let md = markdown(&sum(&records), &records, &[], None);
+        assert!(md.contains("| `a` | `/k\u{1b}[2J?b??` | 0 | 3 |"), "{md}");
     }
 
     #[test]

@@ -8,17 +8,32 @@ fn meta(id: &str, account: &Path) -> Meta {
         root: "/run/runc".into(),
         account: account.to_owned(),
         created: 1_000,
-        mounts: vec![("/data".to_owned(), (7, 3)), ("/".to_owned(), (0, 50))],
+        mounts: vec![
+            ("/data".to_owned(), (7, 3)),
+            ("/".to_owned(), (0, 50)),
+            ("/keep".to_owned(), (7, 4)),
+        ],
+        keeps: vec!["/keep".to_owned()],
     }
 }
 
-fn line(pid: u64, fsyncs: u64, on: &[(Device, u64)]) -> String {
+fn flushes(on: &[(Device, u64)]) -> protocol::Flushes {
     let mut flushes = protocol::Flushes::NONE;
     for &(device, count) in on {
         flushes.add(device, count);
     }
+    flushes
+}
+
+fn line(pid: u64, fsyncs: u64, on: &[(Device, u64)]) -> String {
+    kept_line(pid, fsyncs, on, &[])
+}
+
+/// A line with flushes skipped `on`, and kept on `kept`.
+fn kept_line(pid: u64, fsyncs: u64, on: &[(Device, u64)], kept: &[(Device, u64)]) -> String {
     let mut out = [0; protocol::REPORT_LINE_MAX];
-    let len = protocol::write_report(&mut out, pid, b"sh", &[fsyncs, 1, 0, 0, 0, 0, 0], &flushes);
+    let counts = [fsyncs, 1, 0, 0, 0, 0, 0];
+    let len = protocol::write_report(&mut out, pid, b"sh", &counts, &flushes(on), &flushes(kept));
     String::from_utf8(out[..len].to_vec()).unwrap()
 }
 
@@ -51,8 +66,35 @@ fn a_containers_lines_are_summed_and_what_is_not_a_line_is_counted() {
     assert_eq!((record.id.as_str(), record.ended), ("c1", 5));
     // By mount: the bind at /data saw them; (0, 99) is no mount noted.
     assert_eq!(record.eaten_by_mount, [("/data".to_owned(), 14)]);
+    assert_eq!(record.kept_by_mount, Some(vec![]), "counted: none kept");
     let meta = meta("c1", Path::new("/a"));
     assert_eq!(Meta::parse(&meta.to_json()), Some(meta));
+}
+
+#[test]
+fn kept_flushes_are_named_by_mount_beside_the_eaten() {
+    let host = mounts::parse("40 22 7:3 / /mnt rw - ext4 /dev/loop3 rw\n");
+    let mut report = kept_line(1, 100, &[((7, 3), 100)], &[((7, 4), 98), ((0, 99), 1)]);
+    report.push_str(&kept_line(2, 0, &[], &[((7, 4), 2)]));
+    // A line of an older library: eaten only.
+    report.push_str("pid=3 name=x fsync=1 flushes_on=7:3:1 flushes_unnamed=0\n");
+    let meta = meta("c1", Path::new("/a"));
+    let record = record_of(&meta, report.as_bytes(), 5, &host);
+    assert_eq!(record.processes, 3);
+    assert_eq!(record.eaten_by_mount, [("/data".to_owned(), 101)]);
+    assert_eq!(
+        record.kept_by_mount,
+        Some(vec![("/keep".to_owned(), 100)]),
+        "(0, 99) is no mount noted"
+    );
+    assert_eq!(record.kept_unnamed, 1, "kept on (0, 99)");
+    assert_eq!(record.keeps, meta.keeps);
+    // Kept flushes are not skips: the skips are the eaten ones alone.
+    assert_eq!(record.flushes_skipped(), 101 + 2);
+    // A container.json of an older runtime names no kept path.
+    let older = meta.to_json().replace(r#""keeps":["/keep"],"#, "");
+    assert!(!older.contains("keeps"), "{older}");
+    assert_eq!(Meta::parse(&older).unwrap().keeps, Vec::<String>::new());
 }
 
 #[test]

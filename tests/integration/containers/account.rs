@@ -195,6 +195,7 @@ pub fn tiny_image(root: &Path) -> PathBuf {
         ("sync", probe("seccomp_sync", &[])),
         ("fill", probe("fill", &[])),
         ("hold", probe("hold", &[])),
+        ("keep", probe("keep_mounts", &[])),
     ];
     for dir in ["bin", "data", "dev", "proc", "sys", "tmp", "etc"] {
         fs::create_dir_all(root.join(dir)).unwrap();
@@ -617,6 +618,175 @@ fn the_time_saved_is_estimated_within_a_factor_of_two() {
         (0.5..=2.0).contains(&ratio),
         "the median ratio of estimated to measured is {ratio:.2}: {rounds:.2?}"
     );
+}
+
+/// The fsyncs a keep-by-mount container makes on each of its two disks.
+const KEPT_SYNCS: u64 = 100;
+
+/// `docker run --rm` of the tiny image's `keep_mounts fsync` (dynamic),
+/// [`KEPT_SYNCS`] fsyncs to `/data/f` then as many to `/keep/f`, `a` at
+/// `/data` and `b` at `/keep`, under `runtime` with `env`: the
+/// container's id, and the flushes each disk counted meanwhile.
+fn keep_run(
+    docker: &Accounted,
+    runtime: &str,
+    env: &[&str],
+    a: &LoopFs,
+    b: &LoopFs,
+) -> (String, u64, u64) {
+    let cid = docker.dir().join(format!("cid-{}", unique()));
+    let mut command = docker.docker();
+    command
+        .args(["run", "--rm", "--network=none", "--runtime", runtime])
+        .arg("--cidfile")
+        .arg(&cid)
+        .arg("-v")
+        .arg(format!("{}:/data", a.path().display()))
+        .arg("-v")
+        .arg(format!("{}:/keep", b.path().display()));
+    for one in env {
+        command.args(["-e", one]);
+    }
+    let count = KEPT_SYNCS.to_string();
+    command.args([IMAGE, "/bin/keep", "fsync", &count, "/data/f", "/keep/f"]);
+    let mut on_b = 0;
+    let on_a = a.flushes_during(|| {
+        on_b = b.flushes_during(|| {
+            let output = command.output().unwrap();
+            assert!(output.status.success(), "{runtime} {env:?}: {output:?}");
+        })
+    });
+    (fs::read_to_string(&cid).unwrap(), on_a, on_b)
+}
+
+/// A container's flushes by mount destination as `report --json` gives
+/// them: destination, eaten, kept (`None` where not counted).
+fn by_mount(record: &Value) -> BTreeMap<String, (u64, Option<u64>)> {
+    let list = record["by_mount"].as_array().expect("by_mount");
+    list.iter()
+        .map(|one| {
+            let on = one["on"].as_str().unwrap().to_owned();
+            (on, (one["eaten"].as_u64().unwrap(), one["kept"].as_u64()))
+        })
+        .collect()
+}
+
+/// Whether `count` is the fsyncs made, give or take what else the
+/// program synced (its start, its exit: a few at most).
+fn about(count: u64) -> bool {
+    (KEPT_SYNCS..=KEPT_SYNCS + 5).contains(&count)
+}
+
+/// The account by mount, eaten and kept (issue 35): a container with
+/// `-v A:/data -v B:/keep -e EATMYDATA_KEEP=/keep`, 100 fsyncs to each
+/// (a dynamic program), shows `/data` with ~100 eaten and 0 kept and
+/// `/keep` with ~100 kept and 0 eaten, in `--json` and the text; the
+/// disks agree (`/data` no more flushes than a floor allows beside runc's
+/// run, `/keep` a flush for at least 95% of its fsyncs). The same
+/// container without the variable: both eaten, 0 kept, and no word on
+/// what kept counts leave out.
+#[test]
+fn the_account_tells_each_mount_eaten_and_kept() {
+    let docker = Accounted::start("account-keep");
+    let (a, b) = (
+        LoopFs::new("acct-keep-data", 64),
+        LoopFs::new("acct-keep-keep", 64),
+    );
+    let keep = ["EATMYDATA_KEEP=/keep"];
+    let (_, plain_a, plain_b) = keep_run(&docker, "runc", &keep, &a, &b);
+    let (kept, ours_a, ours_b) = keep_run(&docker, "eatmydata", &keep, &a, &b);
+    let (control, all_a, all_b) = keep_run(&docker, "eatmydata", &[], &a, &b);
+    eprintln!(
+        "account: flushes /data, /keep: runc {plain_a}, {plain_b}; EATMYDATA_KEEP=/keep \
+         {ours_a}, {ours_b}; no variable {all_a}, {all_b}"
+    );
+    let floor = |disk: &LoopFs| crate::common::floor_writing(disk, "floor", KEPT_SYNCS as usize);
+    let judged = |control, eaten, disk: &LoopFs, what: &str| {
+        crate::common::Flushes {
+            control,
+            floor: floor(disk),
+            eaten,
+        }
+        .assert_eaten(KEPT_SYNCS, what)
+    };
+    judged(plain_a, ours_a, &a, "EATMYDATA_KEEP=/keep: /data");
+    assert!(
+        ours_b * 100 >= KEPT_SYNCS * 95,
+        "/keep kept: {ours_b} flushes (runc {plain_b})"
+    );
+    judged(plain_a, all_a, &a, "no variable: /data");
+    judged(plain_b, all_b, &b, "no variable: /keep");
+
+    let records = docker.records(&[kept.clone(), control.clone()]);
+    let (kept_record, control_record) = (&records[&kept], &records[&control]);
+    let mounts = by_mount(kept_record);
+    let (data, keep) = (mounts["/data"], mounts["/keep"]);
+    assert!(about(data.0) && data.1 == Some(0), "/data: {kept_record:#}");
+    assert!(
+        keep.0 == 0 && keep.1.is_some_and(about),
+        "/keep: {kept_record:#}"
+    );
+    assert_eq!(kept_record["keeps"], json!(["/keep"]), "{kept_record:#}");
+    assert!(
+        kept_record["kept_not_counted"]
+            .as_str()
+            .unwrap()
+            .contains("static")
+    );
+    let mounts = by_mount(control_record);
+    let (data, keep) = (mounts["/data"], mounts["/keep"]);
+    assert!(
+        about(data.0) && data.1 == Some(0),
+        "/data: {control_record:#}"
+    );
+    assert!(
+        about(keep.0) && keep.1 == Some(0),
+        "/keep: {control_record:#}"
+    );
+    assert_eq!(control_record["kept_unnamed"], 0, "{control_record:#}");
+    assert!(control_record["kept_not_counted"].is_null());
+    let total = docker.report(&[])["total"]["flushes_kept"]
+        .as_u64()
+        .unwrap();
+    assert!(about(total), "{total}");
+
+    // The text a person reads: under the container, each destination.
+    let output = Command::new(runtime())
+        .arg("report")
+        .env("EATMYDATA_HOME", &docker.account)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    eprintln!("account: report:\n{text}");
+    let under = |id: &str| -> Vec<String> {
+        let short: String = id.chars().take(12).collect();
+        text.lines()
+            .skip_while(|line| !line.contains(&short))
+            .skip(1)
+            .take_while(|line| line.starts_with("      "))
+            .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    let (data, keep) = (
+        format!("/data eaten {}, kept 0", by_mount(kept_record)["/data"].0),
+        format!(
+            "/keep eaten 0, kept {}",
+            by_mount(kept_record)["/keep"].1.unwrap()
+        ),
+    );
+    let lines = under(&kept);
+    assert!(lines.contains(&data) && lines.contains(&keep), "{text}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("keeps /keep (kept counts are of dynamic")),
+        "{text}"
+    );
+    let lines = under(&control);
+    for on in ["/data eaten", "/keep eaten"] {
+        assert!(lines.iter().any(|l| l.starts_with(on)), "{on}: {text}");
+    }
+    assert!(lines.iter().all(|l| l.ends_with("kept 0")), "{text}");
 }
 
 /// The ids of the containers a `report --json` lists.

@@ -181,7 +181,7 @@ pub fn check_forked_report(libc: Libc) {
 /// `syncfs` of `b` and skips the rest (one where none can be named). The
 /// control, nothing kept: every flush skipped, none kept.
 #[test]
-fn kept_flushes_are_counted_on_their_file_system() {
+fn keep_by_mount_counts_the_kept_flushes_on_their_file_system() {
     const COUNT: u64 = 20;
     let (a, b) = (
         crate::loopfs::LoopFs::new("report-kept-a", 32),

@@ -156,6 +156,18 @@ impl Accounted {
         serde_json::from_slice(&output.stdout).unwrap()
     }
 
+    /// `eatmydata-runtime report` on this account: the text a person
+    /// reads at a terminal.
+    pub fn report_text(&self) -> String {
+        let output = Command::new(runtime())
+            .arg("report")
+            .env("EATMYDATA_HOME", &self.account)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
     /// The account's records by container id, once `ids` are all there
     /// (a container's `delete` may come just after `docker run --rm`
     /// returns).
@@ -751,12 +763,7 @@ fn the_account_tells_each_mount_eaten_and_kept() {
     assert!(about(total), "{total}");
 
     // The text a person reads: under the container, each destination.
-    let output = Command::new(runtime())
-        .arg("report")
-        .env("EATMYDATA_HOME", &docker.account)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout);
+    let text = docker.report_text();
     eprintln!("account: report:\n{text}");
     let under = |id: &str| -> Vec<String> {
         let short: String = id.chars().take(12).collect();

@@ -139,12 +139,7 @@ fn docker_containers_are_named_and_counted_each_time_they_stop() {
     );
     eprintln!("names: {markdown}");
     // And the text a person reads at a terminal.
-    let output = Command::new(runtime())
-        .arg("report")
-        .env("EATMYDATA_HOME", &docker.account)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout);
+    let text = docker.report_text();
     assert!(text.contains(&format!("    named-db  {IMAGE}  ")), "{text}");
     assert!(text.contains(&format!("    held  {IMAGE}  ")), "{text}");
 }

@@ -378,6 +378,19 @@ fn mounts_listed(record: &Record) -> String {
     out
 }
 
+/// The 8 destinations of `by_mount` with the most flushes, each with its
+/// count: `/data 120, / 3`.
+fn busiest_mounts(by_mount: &BTreeMap<String, u64>) -> String {
+    let mut busiest: Vec<(&String, &u64)> = by_mount.iter().collect();
+    busiest.sort_by_key(|(_, count)| std::cmp::Reverse(**count));
+    let list: Vec<String> = busiest
+        .iter()
+        .take(8)
+        .map(|(on, count)| format!("{on} {}", grouped(**count)))
+        .collect();
+    list.join(", ")
+}
+
 fn text(
     sum: &Sum,
     records: &[Record],
@@ -408,30 +421,20 @@ fn text(
         );
     }
     if !sum.by_mount.is_empty() {
-        let mut by_mount: Vec<(&String, &u64)> = sum.by_mount.iter().collect();
-        by_mount.sort_by_key(|(_, count)| std::cmp::Reverse(**count));
-        let list: Vec<String> = by_mount
-            .iter()
-            .take(8)
-            .map(|(on, count)| format!("{on} {}", grouped(**count)))
-            .collect();
-        let _ = writeln!(out, "  eaten by mount     {}", list.join(", "));
-    }
-    if sum.kept > 0 || sum.keeping > 0 {
-        let mut by_mount: Vec<(&String, &u64)> = sum.kept_by_mount.iter().collect();
-        by_mount.sort_by_key(|(_, count)| std::cmp::Reverse(**count));
-        let mut list: Vec<String> = by_mount
-            .iter()
-            .take(8)
-            .map(|(on, count)| format!("{on} {}", grouped(**count)))
-            .collect();
-        if list.is_empty() {
-            list.push("none".to_owned());
-        }
         let _ = writeln!(
             out,
-            "  kept by mount      {} (reached the disk: {} in all)",
-            list.join(", "),
+            "  eaten by mount     {}",
+            busiest_mounts(&sum.by_mount)
+        );
+    }
+    if sum.kept > 0 || sum.keeping > 0 {
+        let list = match sum.kept_by_mount.is_empty() {
+            true => "none".to_owned(),
+            false => busiest_mounts(&sum.kept_by_mount),
+        };
+        let _ = writeln!(
+            out,
+            "  kept by mount      {list} (reached the disk: {} in all)",
             estimate::flushes_word(sum.kept)
         );
     }

@@ -29,6 +29,7 @@ fn config(value: &mut serde_json::Value, library: &Path) -> Result<edit::Done, F
         program: edit::preload::Program {
             path: "/bin/prog".into(),
             facts: Ok(facts),
+            init: None,
         },
         binds: vec![],
     };

@@ -65,11 +65,13 @@ pub fn preload(env: &mut Vec<Value>, place: Place) -> bool {
 
 /// What the process's program is, as the runtime read it inside the
 /// rootfs: its path there, and the ELF reader's facts, or why it could not
-/// be read.
+/// be read. Under a static init (`init.rs`), the program the init runs,
+/// and the init's path.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
     pub path: String,
     pub facts: Result<elf::Program, String>,
+    pub init: Option<String>,
 }
 
 /// What the ELF reader's facts say in the rule's terms, and whether the
@@ -133,8 +135,12 @@ pub fn placed(program: &Program, env: &[Value]) -> Result<Place, String> {
             values(env, "VALGRIND_LAUNCHER").next().is_some(),
         ),
     };
+    let by = match &program.init {
+        Some(init) => format!(", run by {init},"),
+        None => String::new(),
+    };
     match exec::place(read.map(|(image, _)| image), context) {
-        Place::Out(why) => Err(format!("{} is {}", program.path, why.words())),
+        Place::Out(why) => Err(format!("{}{by} is {}", program.path, why.words())),
         place => Ok(place),
     }
 }
@@ -270,6 +276,7 @@ mod program_tests {
         Program {
             path: "/bin/p".into(),
             facts: Ok(elf::Program { kind, loader }),
+            init: None,
         }
     }
 
@@ -322,8 +329,19 @@ mod program_tests {
         let unreadable = Program {
             path: "/bin/p".into(),
             facts: Err("No such file or directory".into()),
+            init: None,
         };
         assert_eq!(placed(&unreadable), Ok(Place::First));
+        // The program a static init runs: the log names the init too.
+        let under = Program {
+            init: Some("/sbin/docker-init".into()),
+            ..program(Kind::Foreign(Foreign::Bits32), glibc.clone())
+        };
+        let why = placed(&under).unwrap_err();
+        assert!(
+            why.starts_with("/bin/p, run by /sbin/docker-init, is a 32-bit"),
+            "{why}"
+        );
         // The user's own sanitizer, and ldd, in the environment.
         let asan = program(Kind::Foreign(Foreign::Sanitizer), glibc.clone());
         let user = [json!("LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libasan.so.8")];

@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::init::Init;
 use super::preload::Program;
 use crate::runtime::input::rootfs::{find_in, folder, reopen};
 use crate::{elf, target};
@@ -35,6 +36,11 @@ use crate::{elf, target};
 const MAX_SCRIPT_DEPTH: usize = 4;
 /// The longest `#!` line the kernel reads (`BINPRM_BUF_SIZE`).
 const SCRIPT_HEAD: usize = 256;
+/// Inits seen through, one running the next, before the last is judged
+/// itself (as a static program).
+const MAX_INITS: usize = 4;
+/// glibc's `execvp` search when `PATH` is unset, which an init's is.
+const EXECVP_PATH: &str = "/bin:/usr/bin";
 
 /// The paths inside the rootfs where `arg0` may be, in the order runc
 /// looks: itself when it has a slash, else each folder of `path` (the
@@ -117,25 +123,51 @@ pub fn through_binds<'a>(
 
 /// What the program `process` (a spec's `process`, or an `exec` process
 /// file) starts is, inside the rootfs at `root` with the spec's `binds`,
-/// with `library` the host's library (for the musl rule).
+/// with `library` the host's library (for the musl rule). A static init
+/// known by its name (`init.rs`) is seen through: what is learned is the
+/// program it runs, found as its `execvp` finds it, inits in inits too.
 pub fn learn(root: &Path, binds: &[(String, PathBuf)], process: &Value, library: &Path) -> Program {
-    let arg0 = process
-        .get("args")
-        .and_then(|a| a.get(0))
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let args = process.get("args").and_then(Value::as_array);
+    let args: Vec<&str> = args
+        .into_iter()
+        .flatten()
+        .map(|arg| arg.as_str().unwrap_or_default())
+        .collect();
     let env = process.get("env").and_then(Value::as_array);
     let env = env.map(Vec::as_slice).unwrap_or_default();
     let cwd = process.get("cwd").and_then(Value::as_str).unwrap_or("/");
-    let facts = root_fd(root).and_then(|root| {
-        let root = Root { fd: &root, binds };
-        let (path, file) = find(&root, arg0, variable(env, "PATH"), cwd)?;
-        let facts = follow(&root, file, &path)?;
-        Ok(target::with_library(facts, library))
-    });
-    Program {
-        path: arg0.to_owned(),
-        facts,
+    let root = root_fd(root);
+    let mut args = args.as_slice();
+    // runc's lookup for the process, the init's execvp for what it runs.
+    let mut path = variable(env, "PATH");
+    let mut init = None;
+    let mut depth = 0;
+    loop {
+        let arg0 = args.first().copied().unwrap_or_default();
+        let facts = root.as_ref().map_err(Clone::clone).and_then(|fd| {
+            let root = Root { fd, binds };
+            let (found, file) = find(&root, arg0, path, cwd)?;
+            follow(&root, file, &found)
+        });
+        let runs = match &facts {
+            Ok(facts) if facts.kind == elf::Kind::Static && depth < MAX_INITS => {
+                let name = arg0.rsplit('/').next().unwrap_or_default();
+                let arg = |at: usize| Some(args.get(1 + at)?.as_bytes());
+                Init::named(name.as_bytes()).and_then(|init| init.program(arg))
+            }
+            _ => None,
+        };
+        let Some(at) = runs else {
+            return Program {
+                path: arg0.to_owned(),
+                facts: facts.map(|facts| target::with_library(facts, library)),
+                init,
+            };
+        };
+        init.get_or_insert_with(|| arg0.to_owned());
+        args = args.get(1 + at..).unwrap_or_default();
+        path = Some(path.unwrap_or(EXECVP_PATH));
+        depth += 1;
     }
 }
 
@@ -210,115 +242,5 @@ fn follow(root: &Root, mut file: File, path: &str) -> Result<elf::Program, Strin
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-
-    #[test]
-    fn args0_is_looked_for_as_runc_looks() {
-        let path = Some("/usr/local/bin:/bin/::rel");
-        assert_eq!(
-            candidates("sh", path, "/work"),
-            ["/usr/local/bin/sh", "/bin/sh", "/work/./sh", "/work/rel/sh"]
-        );
-        assert_eq!(candidates("/bin/sh", path, "/w"), ["/bin/sh"]);
-        assert_eq!(candidates("./x", path, "/w/"), ["/w/./x"]);
-        assert_eq!(candidates("a/x", None, "/"), ["/a/x"]);
-        assert_eq!(candidates("sh", None, "/"), ["/./sh"]);
-        assert!(candidates("", path, "/").is_empty());
-    }
-
-    #[test]
-    fn a_script_names_its_interpreter() {
-        assert_eq!(interpreter(b"#!/bin/sh\necho").as_deref(), Some("/bin/sh"));
-        assert_eq!(
-            interpreter(b"#! \t/usr/bin/env python3\n").as_deref(),
-            Some("/usr/bin/env")
-        );
-        assert_eq!(interpreter(b"#!\n"), None);
-        assert_eq!(interpreter(b"\x7fELF"), None);
-        assert_eq!(interpreter(b"#!/bin/\xff"), None);
-    }
-
-    #[test]
-    fn the_last_entry_of_a_variable_counts() {
-        let env = [
-            json!("PATH=/a"),
-            json!("PATHX=/x"),
-            json!("PATH=/b"),
-            json!(1),
-        ];
-        assert_eq!(variable(&env, "PATH"), Some("/b"));
-        assert_eq!(variable(&env, "HOME"), None);
-    }
-
-    #[test]
-    fn the_rootfs_is_relative_to_the_bundle() {
-        let bundle = Path::new("/b");
-        assert_eq!(
-            rootfs(bundle, &json!({"root": {"path": "rootfs"}})),
-            Some(PathBuf::from("/b/rootfs"))
-        );
-        assert_eq!(
-            rootfs(bundle, &json!({"root": {"path": "/var/x"}})),
-            Some(PathBuf::from("/var/x"))
-        );
-        assert_eq!(rootfs(bundle, &json!({})), None);
-    }
-
-    /// A rootfs of this test's own: links inside it resolve inside it, a
-    /// link out of it does not reach the host, a FIFO is not waited for, a
-    /// device node not opened.
-    #[test]
-    fn the_program_is_read_inside_the_rootfs_only() {
-        use std::os::unix::fs::{PermissionsExt, symlink};
-        let root = std::env::temp_dir().join(format!("eatmydata-program-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(root.join("bin")).unwrap();
-        let exe = std::env::current_exe().unwrap();
-        std::fs::copy(&exe, root.join("bin/real")).unwrap();
-        symlink("/bin/real", root.join("bin/abs")).unwrap();
-        symlink("../../../../../bin/real", root.join("bin/up")).unwrap();
-        // Out of the rootfs: the host's /bin/sh exists, the rootfs's not.
-        symlink("/bin/sh", root.join("bin/out")).unwrap();
-        std::fs::write(root.join("bin/script"), "#!/bin/abs -x\n").unwrap();
-        let fifo = CString::new(root.join("bin/fifo").as_os_str().as_bytes()).unwrap();
-        // SAFETY: a C string path; mkfifo reads it only.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o755) }, 0);
-        for name in ["script", "fifo"] {
-            let mode = std::fs::Permissions::from_mode(0o755);
-            std::fs::set_permissions(root.join("bin").join(name), mode).unwrap();
-        }
-        let library = Path::new("/nonexistent.so");
-        let learn_ = |arg0: &str| {
-            let process = json!({"args": [arg0], "env": ["PATH=/usr/bin:/bin"], "cwd": "/"});
-            learn(&root, &[], &process, library).facts
-        };
-        for arg0 in ["/bin/real", "abs", "/bin/up", "script"] {
-            let facts = learn_(arg0).unwrap_or_else(|e| panic!("{arg0}: {e}"));
-            assert_eq!(facts.kind, elf::Kind::Dynamic, "{arg0}");
-        }
-        let out = learn_("out").unwrap_err();
-        assert!(out.contains("/bin/out"), "{out}");
-        let fifo = learn_("fifo").unwrap_err();
-        assert!(fifo.contains("not an executable file"), "{fifo}");
-        // A device node the container made, /dev/tty's numbers: opened, it
-        // would fail with ENXIO (this test has no terminal); never opened,
-        // it is only not a program. A script naming it, the same.
-        let tty = CString::new(root.join("bin/tty").as_os_str().as_bytes()).unwrap();
-        // SAFETY: a C string path; mknod reads it only.
-        let made = unsafe { libc::mknod(tty.as_ptr(), libc::S_IFCHR | 0o755, libc::makedev(5, 0)) };
-        assert_eq!(made, 0, "{}", io::Error::last_os_error());
-        std::fs::write(root.join("bin/ttyscript"), "#!/bin/tty\n").unwrap();
-        let mode = std::fs::Permissions::from_mode(0o755);
-        std::fs::set_permissions(root.join("bin/ttyscript"), mode).unwrap();
-        for arg0 in ["tty", "ttyscript"] {
-            let device = learn_(arg0).unwrap_err();
-            assert_eq!(device, "/bin/tty is not an executable file", "{arg0}");
-        }
-        assert!(learn_("absent").is_err());
-        std::fs::remove_dir_all(&root).unwrap();
-    }
-}
+#[path = "program/tests.rs"]
+mod tests;

@@ -25,6 +25,7 @@ fn program(kind: Kind) -> Program {
             kind,
             loader: Some(Loader::Glibc),
         }),
+        init: None,
     }
 }
 

@@ -1,0 +1,186 @@
+use super::*;
+use serde_json::json;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+
+#[test]
+fn args0_is_looked_for_as_runc_looks() {
+    let path = Some("/usr/local/bin:/bin/::rel");
+    assert_eq!(
+        candidates("sh", path, "/work"),
+        ["/usr/local/bin/sh", "/bin/sh", "/work/./sh", "/work/rel/sh"]
+    );
+    assert_eq!(candidates("/bin/sh", path, "/w"), ["/bin/sh"]);
+    assert_eq!(candidates("./x", path, "/w/"), ["/w/./x"]);
+    assert_eq!(candidates("a/x", None, "/"), ["/a/x"]);
+    assert_eq!(candidates("sh", None, "/"), ["/./sh"]);
+    assert!(candidates("", path, "/").is_empty());
+}
+
+#[test]
+fn a_script_names_its_interpreter() {
+    assert_eq!(interpreter(b"#!/bin/sh\necho").as_deref(), Some("/bin/sh"));
+    assert_eq!(
+        interpreter(b"#! \t/usr/bin/env python3\n").as_deref(),
+        Some("/usr/bin/env")
+    );
+    assert_eq!(interpreter(b"#!\n"), None);
+    assert_eq!(interpreter(b"\x7fELF"), None);
+    assert_eq!(interpreter(b"#!/bin/\xff"), None);
+}
+
+#[test]
+fn the_last_entry_of_a_variable_counts() {
+    let env = [
+        json!("PATH=/a"),
+        json!("PATHX=/x"),
+        json!("PATH=/b"),
+        json!(1),
+    ];
+    assert_eq!(variable(&env, "PATH"), Some("/b"));
+    assert_eq!(variable(&env, "HOME"), None);
+}
+
+#[test]
+fn the_rootfs_is_relative_to_the_bundle() {
+    let bundle = Path::new("/b");
+    assert_eq!(
+        rootfs(bundle, &json!({"root": {"path": "rootfs"}})),
+        Some(PathBuf::from("/b/rootfs"))
+    );
+    assert_eq!(
+        rootfs(bundle, &json!({"root": {"path": "/var/x"}})),
+        Some(PathBuf::from("/var/x"))
+    );
+    assert_eq!(rootfs(bundle, &json!({})), None);
+}
+
+/// A rootfs of this test's own: links inside it resolve inside it, a
+/// link out of it does not reach the host, a FIFO is not waited for, a
+/// device node not opened.
+#[test]
+fn the_program_is_read_inside_the_rootfs_only() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let root = std::env::temp_dir().join(format!("eatmydata-program-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("bin")).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    std::fs::copy(&exe, root.join("bin/real")).unwrap();
+    symlink("/bin/real", root.join("bin/abs")).unwrap();
+    symlink("../../../../../bin/real", root.join("bin/up")).unwrap();
+    // Out of the rootfs: the host's /bin/sh exists, the rootfs's not.
+    symlink("/bin/sh", root.join("bin/out")).unwrap();
+    std::fs::write(root.join("bin/script"), "#!/bin/abs -x\n").unwrap();
+    let fifo = CString::new(root.join("bin/fifo").as_os_str().as_bytes()).unwrap();
+    // SAFETY: a C string path; mkfifo reads it only.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o755) }, 0);
+    for name in ["script", "fifo"] {
+        let mode = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(root.join("bin").join(name), mode).unwrap();
+    }
+    let library = Path::new("/nonexistent.so");
+    let learn_ = |arg0: &str| {
+        let process = json!({"args": [arg0], "env": ["PATH=/usr/bin:/bin"], "cwd": "/"});
+        learn(&root, &[], &process, library).facts
+    };
+    for arg0 in ["/bin/real", "abs", "/bin/up", "script"] {
+        let facts = learn_(arg0).unwrap_or_else(|e| panic!("{arg0}: {e}"));
+        assert_eq!(facts.kind, elf::Kind::Dynamic, "{arg0}");
+    }
+    let out = learn_("out").unwrap_err();
+    assert!(out.contains("/bin/out"), "{out}");
+    let fifo = learn_("fifo").unwrap_err();
+    assert!(fifo.contains("not an executable file"), "{fifo}");
+    // A device node the container made, /dev/tty's numbers: opened, it
+    // would fail with ENXIO (this test has no terminal); never opened,
+    // it is only not a program. A script naming it, the same.
+    let tty = CString::new(root.join("bin/tty").as_os_str().as_bytes()).unwrap();
+    // SAFETY: a C string path; mknod reads it only.
+    let made = unsafe { libc::mknod(tty.as_ptr(), libc::S_IFCHR | 0o755, libc::makedev(5, 0)) };
+    assert_eq!(made, 0, "{}", io::Error::last_os_error());
+    std::fs::write(root.join("bin/ttyscript"), "#!/bin/tty\n").unwrap();
+    let mode = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(root.join("bin/ttyscript"), mode).unwrap();
+    for arg0 in ["tty", "ttyscript"] {
+        let device = learn_(arg0).unwrap_err();
+        assert_eq!(device, "/bin/tty is not an executable file", "{arg0}");
+    }
+    assert!(learn_("absent").is_err());
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// A static init is seen through to the program it runs, found in
+/// `PATH` (glibc's when there is none) from a bind as from the
+/// rootfs, inits in inits; a dynamic one named so, or one that runs
+/// nothing, is itself the program. The static init is the host's
+/// tini-static (Debian's tini, which docker.io depends on).
+#[test]
+fn a_static_init_is_seen_through_to_its_program() {
+    use std::os::unix::fs::PermissionsExt;
+    let tini = Path::new("/usr/bin/tini-static");
+    assert!(tini.exists(), "{} (apt-get install tini)", tini.display());
+    let root = std::env::temp_dir().join(format!("eatmydata-init-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    for folder in ["bin", "dyn", "sbin"] {
+        std::fs::create_dir_all(root.join(folder)).unwrap();
+    }
+    let dynamic = std::env::current_exe().unwrap();
+    for (from, to) in [
+        (&dynamic, "bin/real"),
+        (&dynamic, "dyn/tini"),
+        (&tini.to_owned(), "bin/tini"),
+        (&tini.to_owned(), "bin/catatonit"),
+    ] {
+        std::fs::copy(from, root.join(to)).unwrap();
+        let mode = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(root.join(to), mode).unwrap();
+    }
+    let binds = [("/sbin/docker-init".to_owned(), tini.to_owned())];
+    let library = Path::new("/nonexistent.so");
+    let learn_ = |args: &[&str], env: &[&str]| {
+        let process = json!({"args": args, "env": env, "cwd": "/"});
+        learn(&root, &binds, &process, library)
+    };
+    let path = ["PATH=/usr/bin:/bin"];
+    let seen = |args: &[&str], env: &[&str]| {
+        let program = learn_(args, env);
+        let kind = program.facts.map(|facts| facts.kind);
+        (program.path, kind, program.init)
+    };
+    let through = |path: &str, kind: elf::Kind, init: &str| {
+        (path.to_owned(), Ok(kind), Some(init.to_owned()))
+    };
+    let dynamic = elf::Kind::Dynamic;
+    assert_eq!(
+        seen(&["/sbin/docker-init", "--", "real", "x"], &path),
+        through("real", dynamic, "/sbin/docker-init"),
+        "docker run --init: the init bound from the host"
+    );
+    assert_eq!(
+        seen(&["/bin/tini", "-s", "real"], &[]),
+        through("real", dynamic, "/bin/tini"),
+        "options, no --, glibc's PATH"
+    );
+    assert_eq!(
+        seen(&["tini", "--", "/bin/catatonit", "-g", "--", "real"], &path),
+        through("real", dynamic, "tini"),
+        "an init in an init"
+    );
+    let absent = learn_(&["tini", "--", "absent"], &path);
+    assert_eq!(absent.init.as_deref(), Some("tini"));
+    assert!(absent.facts.is_err(), "{absent:?}");
+    for args in [&["tini", "--"][..], &["tini", "-h", "real"], &["tini"]] {
+        let kind = elf::Kind::Static;
+        assert_eq!(
+            seen(args, &path),
+            ("tini".into(), Ok(kind), None),
+            "{args:?}"
+        );
+    }
+    assert_eq!(
+        seen(&["/dyn/tini", "--", "/bin/tini"], &path),
+        ("/dyn/tini".into(), Ok(dynamic), None),
+        "a dynamic tini has the library, whose exec wrapper judges"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}

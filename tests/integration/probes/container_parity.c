@@ -12,6 +12,8 @@
  *   container_parity env           the environment, sorted
  *   container_parity mounts        the mount points of /proc/self/mounts, sorted
  *   container_parity loop FILE N   N times: write a block to FILE, fsync it
+ *   container_parity dsync FILE N  N blocks written to FILE opened O_DSYNC
+ *   container_parity mapped        the files mapped whose path names eatmydata
  *   container_parity badfd         fsync(-1)'s answer
  *   container_parity pause         waits for a signal (a container to exec into)
  *   container_parity exec PROG ARG...  executes PROG, as a shell would (built
@@ -180,9 +182,11 @@ static int mounts(void)
 	return 0;
 }
 
-static int loop(const char *path, int n)
+/* N blocks written to `path`, each fsynced, or each written through an
+ * O_DSYNC descriptor when `dsync`. */
+static int loop(const char *path, int n, int dsync)
 {
-	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | (dsync ? O_DSYNC : 0), 0644);
 	if (fd < 0) {
 		perror(path);
 		return 1;
@@ -190,13 +194,44 @@ static int loop(const char *path, int n)
 	char block[4096];
 	memset(block, 'p', sizeof block);
 	for (int i = 0; i < n; i++) {
-		if (write(fd, block, sizeof block) != (ssize_t)sizeof block || fsync(fd) != 0) {
+		if (write(fd, block, sizeof block) != (ssize_t)sizeof block || (!dsync && fsync(fd) != 0)) {
 			perror(path);
 			return 1;
 		}
 	}
 	close(fd);
-	printf("synced %d\n", n);
+	printf("%s %d\n", dsync ? "written" : "synced", n);
+	return 0;
+}
+
+/* The files of /proc/self/maps whose path names eatmydata, each once:
+ * whether the library is loaded in this process. */
+static int mapped(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	if (!f) {
+		printf("mapped=%s\n", error_name(errno));
+		return 0;
+	}
+	char *paths[64];
+	size_t count = 0;
+	char line[4096];
+	while (count < 64 && fgets(line, sizeof line, f)) {
+		/* "ADDRESSES PERMS OFFSET DEVICE INODE PATH" */
+		char *path = strchr(line, '/');
+		if (!path || !strstr(path, "eatmydata"))
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		int seen = 0;
+		for (size_t i = 0; i < count; i++)
+			seen |= strcmp(paths[i], path) == 0;
+		if (!seen)
+			paths[count++] = strdup(path);
+	}
+	fclose(f);
+	show_sorted("mapped", paths, count);
+	for (size_t i = 0; i < count; i++)
+		free(paths[i]);
 	return 0;
 }
 
@@ -214,7 +249,11 @@ int main(int argc, char **argv)
 	if (strcmp(what, "mounts") == 0)
 		return mounts();
 	if (strcmp(what, "loop") == 0 && argc == 4)
-		return loop(argv[2], atoi(argv[3]));
+		return loop(argv[2], atoi(argv[3]), 0);
+	if (strcmp(what, "dsync") == 0 && argc == 4)
+		return loop(argv[2], atoi(argv[3]), 1);
+	if (strcmp(what, "mapped") == 0)
+		return mapped();
 	if (strcmp(what, "pause") == 0) {
 		pause();
 		return 0;
@@ -228,6 +267,6 @@ int main(int argc, char **argv)
 		show("fsync_badfd", fsync(-1));
 		return 0;
 	}
-	fprintf(stderr, "usage: %s true|report|ls DIR|env|mounts|loop FILE N|badfd|pause|exec PROG ARG...\n", argv[0]);
+	fprintf(stderr, "usage: %s true|report|ls DIR|env|mounts|loop FILE N|dsync FILE N|mapped|badfd|pause|exec PROG ARG...\n", argv[0]);
 	return 2;
 }

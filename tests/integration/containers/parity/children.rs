@@ -6,19 +6,38 @@
 //! chroot made by debootstrap running its shell and apt, and `ldd`. Each
 //! program fsyncs [`SYNCS`] times on a loop device, so that its flushes
 //! are counted too: under the runtime the seccomp rules still eat them.
+//!
+//! And what a static init runs is judged in its place (`docker run
+//! --init`, tini as an image's entry point, with options and no `--`, and
+//! by `docker exec`): a dynamic program has the library (it maps it, and
+//! its `O_DSYNC` writes, which no seccomp rule reaches, make no flushes);
+//! a static one starts without the loader's warning.
 
 use std::fs;
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::images::{ARM64, ASAN, PROBE, PROBE32, STATIC, run};
-use super::{Case, Control, Outcome, Parity, Runtime, SYNCS};
+use super::images::{ARM64, ASAN, PROBE, PROBE32, STATIC, TINI, run};
+use super::{Case, Control, Known, Outcome, Parity, Runtime, SYNCS};
 use crate::common::{TempDir, probe};
 use crate::loopfs::LoopFs;
 
 /// The probe's fsync loop on the loop device at `/data`.
 fn looping() -> String {
     format!("loop /data/synced {SYNCS}")
+}
+
+/// `args` (words) after `first`, as a list.
+fn words<'a>(first: &[&'a str], args: &'a str) -> Vec<&'a str> {
+    first.iter().copied().chain(args.split(' ')).collect()
+}
+
+/// A case where the runtime's program maps the library, runc's not.
+fn mapping(name: &'static str, run: fn(&Parity, Runtime, &str) -> Outcome) -> Case {
+    Case {
+        known: Some(Known::LibraryMapped),
+        ..flushing(name, run)
+    }
 }
 
 /// Runs `args` in the shell image with `options` and a loop device at
@@ -94,6 +113,28 @@ pub fn cases() -> Vec<Case> {
             let line = looping();
             let args: Vec<&str> = [ASAN].into_iter().chain(line.split(' ')).collect();
             counted(p, r, n, &["--init"], &args)
+        }),
+        mapping("--init: a dynamic program has the library", |p, r, n| {
+            let args = [PROBE, "mapped"];
+            p.run(r, n, &p.images.shell, &["--init"], &args, super::none)
+        }),
+        flushing("--init: dynamic", |p, r, n| {
+            counted(p, r, n, &["--init"], &words(&[PROBE], &looping()))
+        }),
+        flushing("--init: dynamic, O_DSYNC", |p, r, n| {
+            let line = format!("dsync /data/written {SYNCS}");
+            counted(p, r, n, &["--init"], &words(&[PROBE], &line))
+        }),
+        flushing("--init: static", |p, r, n| {
+            counted(p, r, n, &["--init"], &words(&[STATIC], &looping()))
+        }),
+        mapping("image's tini: options, no --", |p, r, n| {
+            let options = ["--entrypoint", TINI];
+            let args = ["-s", "-g", PROBE, "mapped"];
+            p.run(r, n, &p.images.shell, &options, &args, super::none)
+        }),
+        mapping("exec: tini -s -- a dynamic program", |p, r, n| {
+            p.exec(r, n, &p.images.shell, &[TINI, "-s", "--", PROBE, "mapped"])
         }),
         flushing("sh -c i386", |p, r, n| {
             let line = format!("{PROBE32} {}", looping());

@@ -55,11 +55,14 @@ impl Tiny {
 
 /// Where the shell image has each kind of program beside `/bin/sh`
 /// (dash), bash, `ldd`, `chroot` and the probe at [`PROBE`]: i386, ASan,
-/// static (which starts others with its `exec`) and arm64 builds of it.
+/// static (which starts others with its `exec`) and arm64 builds of it;
+/// and tini, static (the host's tini-static, Debian's tini), as an image
+/// that names it as its entry point has it.
 pub const PROBE32: &str = "/bin/probe32";
 pub const ASAN: &str = "/bin/asan";
 pub const STATIC: &str = "/bin/probe-static";
 pub const ARM64: &str = "/bin/probe-arm64";
+pub const TINI: &str = "/sbin/tini";
 
 /// The images' `PATH`, Debian's.
 const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -135,6 +138,11 @@ impl Images {
             shell_entries.extend(dynamic_at(program, to, 0o755));
         }
         shell_entries.push(Entry::Copy(static_probe, STATIC.to_owned(), 0o755));
+        shell_entries.push(Entry::Copy(
+            Path::new("/usr/bin/tini-static").into(),
+            TINI.to_owned(),
+            0o755,
+        ));
         shell_entries.push(Entry::Copy(
             Path::new("/usr/bin/ldd").into(),
             "/usr/bin/ldd".into(),

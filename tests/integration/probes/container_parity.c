@@ -152,30 +152,49 @@ static int env(void)
 	return 0;
 }
 
-static int mounts(void)
+/* The field `pick` finds in each line of `file` (NULL: none), copied into
+ * `out` (at most `max`): their count, or -1 when `file` cannot be read,
+ * said as `label=ERROR`. */
+static long picked(const char *file, const char *label, char *(*pick)(char *line), char **out,
+		   long max)
 {
-	FILE *f = fopen("/proc/self/mounts", "r");
+	FILE *f = fopen(file, "r");
 	if (!f) {
-		printf("mounts=%s\n", error_name(errno));
-		return 0;
+		printf("%s=%s\n", label, error_name(errno));
+		return -1;
 	}
-	char *points[256];
-	size_t count = 0;
+	long count = 0;
 	char line[4096];
-	while (count < 256 && fgets(line, sizeof line, f)) {
-		/* "SOURCE POINT TYPE OPTIONS 0 0" */
-		char *point = strchr(line, ' ');
-		if (!point)
-			continue;
-		point++;
-		char *end = strchr(point, ' ');
-		if (end)
-			*end = '\0';
-		points[count++] = strdup(point);
+	while (count < max && fgets(line, sizeof line, f)) {
+		char *field = pick(line);
+		if (field)
+			out[count++] = strdup(field);
 	}
 	fclose(f);
+	return count;
+}
+
+/* "SOURCE POINT TYPE OPTIONS 0 0": the point. */
+static char *mount_point(char *line)
+{
+	char *point = strchr(line, ' ');
+	if (!point)
+		return NULL;
+	point++;
+	char *end = strchr(point, ' ');
+	if (end)
+		*end = '\0';
+	return point;
+}
+
+static int mounts(void)
+{
+	char *points[256];
+	long count = picked("/proc/self/mounts", "mounts", mount_point, points, 256);
+	if (count < 0)
+		return 0;
 	qsort(points, count, sizeof *points, by_name);
-	for (size_t i = 0; i < count; i++) {
+	for (long i = 0; i < count; i++) {
 		printf("%s\n", points[i]);
 		free(points[i]);
 	}
@@ -204,33 +223,34 @@ static int loop(const char *path, int n, int dsync)
 	return 0;
 }
 
-/* The files of /proc/self/maps whose path names eatmydata, each once:
- * whether the library is loaded in this process. */
+/* "ADDRESSES PERMS OFFSET DEVICE INODE PATH": a path naming eatmydata. */
+static char *eatmydata_path(char *line)
+{
+	char *path = strchr(line, '/');
+	if (!path || !strstr(path, "eatmydata"))
+		return NULL;
+	path[strcspn(path, "\n")] = '\0';
+	return path;
+}
+
+/* The files mapped whose path names eatmydata, each once (a file is
+ * mapped in several pieces): whether the library is in this process. */
 static int mapped(void)
 {
-	FILE *f = fopen("/proc/self/maps", "r");
-	if (!f) {
-		printf("mapped=%s\n", error_name(errno));
+	char *paths[256];
+	long count = picked("/proc/self/maps", "mapped", eatmydata_path, paths, 256);
+	if (count < 0)
 		return 0;
+	qsort(paths, count, sizeof *paths, by_name);
+	long kept = 0;
+	for (long i = 0; i < count; i++) {
+		if (kept > 0 && strcmp(paths[kept - 1], paths[i]) == 0)
+			free(paths[i]);
+		else
+			paths[kept++] = paths[i];
 	}
-	char *paths[64];
-	size_t count = 0;
-	char line[4096];
-	while (count < 64 && fgets(line, sizeof line, f)) {
-		/* "ADDRESSES PERMS OFFSET DEVICE INODE PATH" */
-		char *path = strchr(line, '/');
-		if (!path || !strstr(path, "eatmydata"))
-			continue;
-		path[strcspn(path, "\n")] = '\0';
-		int seen = 0;
-		for (size_t i = 0; i < count; i++)
-			seen |= strcmp(paths[i], path) == 0;
-		if (!seen)
-			paths[count++] = strdup(path);
-	}
-	fclose(f);
-	show_sorted("mapped", paths, count);
-	for (size_t i = 0; i < count; i++)
+	show_sorted("mapped", paths, kept);
+	for (long i = 0; i < kept; i++)
 		free(paths[i]);
 	return 0;
 }

@@ -173,6 +173,10 @@ pub mod machine;
 #[path = "durability/sanitizer.rs"]
 pub mod sanitizer;
 
+/// The plain seccomp filter, built at compile time for both products.
+#[path = "durability/plain.rs"]
+pub mod plain;
+
 /// io_uring submission entries: what one becomes under eatmydata.
 #[path = "durability/sqe.rs"]
 pub mod sqe;

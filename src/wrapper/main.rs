@@ -270,8 +270,7 @@ fn execute(plan: Plan) -> Result<std::ffi::c_int, Error> {
 
 /// Installs the seccomp filter on this process, for the command to inherit.
 fn install_filter() -> Result<(), Error> {
-    let program = filter::program().map_err(Error::Seccomp)?;
-    match filter::install(&program) {
+    match filter::install(filter::program()) {
         Ok(set) => {
             say_no_new_privs(set);
             Ok(())

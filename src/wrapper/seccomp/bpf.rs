@@ -1,21 +1,16 @@
 //! Classic BPF, as seccomp runs it: the few instructions both filters use
 //! (load a word of `struct seccomp_data`, compare, test bits, return) and
 //! one assembler that turns named places into the relative jumps the
-//! kernel reads. Both the plain filter (`filter.rs`) and the supervised
-//! one (`rules.rs`) are written as a list of [`Op`]s; neither counts
-//! instructions by hand.
+//! kernel reads. The supervised filter (`rules.rs`) is written as a list
+//! of [`Op`]s, and counts no instructions by hand; the plain one is built
+//! at compile time (`durability/plain.rs`), whose opcodes these are.
 
 use libc::sock_filter;
 
-// Classic BPF opcodes, from <linux/bpf_common.h>.
-pub const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
-pub const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+// Classic BPF opcodes, from <linux/bpf_common.h>, and where `struct
+// seccomp_data` keeps `nr` and `arch`.
+pub use crate::durability::plain::{ARCH_OFFSET, JEQ_K, LD_W_ABS, NR_OFFSET, RET_K};
 pub const JSET_K: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
-pub const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
-
-/// `offsetof(struct seccomp_data, nr)` and `arch`.
-pub const NR_OFFSET: u32 = 0;
-pub const ARCH_OFFSET: u32 = 4;
 
 /// The low 32 bits of argument `n` in `struct seccomp_data` (little endian).
 pub const fn arg_low(n: u32) -> u32 {

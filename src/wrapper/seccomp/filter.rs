@@ -6,140 +6,31 @@
 //!
 //! The rules are a table: for each ABI a process can enter the kernel
 //! through, the architecture the kernel reports for it and its numbers for
-//! the calls. The program is classic BPF, written here rather than by
-//! seccompiler, for a reason found when it was tried: seccompiler answers
-//! any architecture but its one by killing the process, when a program may
-//! enter through another ABI legitimately (a 32-bit program, or `int $0x80`
-//! from 64-bit code), so its output needed a dispatch of ours in front
-//! anyway. The program, one comparison per call, is assembled by `bpf.rs`
-//! and checked by running it in the unit tests.
+//! the calls (`src/durability/plain.rs`, shared with the library, which
+//! installs the same filter before a child that goes without it). The
+//! program is classic BPF, written by us rather than by seccompiler, for a
+//! reason found when it was tried: seccompiler answers any architecture
+//! but its one by killing the process, when a program may enter through
+//! another ABI legitimately (a 32-bit program, or `int $0x80` from 64-bit
+//! code), so its output needed a dispatch of ours in front anyway. The
+//! program, one comparison per call, is built at compile time and checked
+//! by running it in the unit tests.
 
-use std::collections::BTreeMap;
 use std::io;
 
 use libc::sock_filter;
 
-use super::bpf::{ARCH_OFFSET, Label, NR_OFFSET, Op, assemble, jeq, load, ret};
-
-/// `seccomp_data.arch` values, from `<linux/audit.h>`.
 #[cfg(target_arch = "x86_64")]
-pub(super) const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
-#[cfg(target_arch = "x86_64")]
-const AUDIT_ARCH_I386: u32 = 0x4000_0003;
-#[cfg(target_arch = "aarch64")]
-pub(super) const AUDIT_ARCH_AARCH64: u32 = 0xc000_00b7;
+pub(super) use crate::durability::plain::X32_SYSCALL_BIT;
+pub use crate::durability::plain::{ABIS, Abi};
+pub(super) use crate::durability::plain::{RET_ALLOW, RET_ZERO};
 
-/// x32 calls come in under `AUDIT_ARCH_X86_64` with this bit in the number.
-#[cfg(target_arch = "x86_64")]
-pub(super) const X32_SYSCALL_BIT: i64 = 0x4000_0000;
-
-/// One way into the kernel, and its numbers for the calls made free.
-pub struct Abi {
-    pub name: &'static str,
-    pub arch: u32,
-    pub calls: &'static [(&'static str, i64)],
-}
-
-/// x86_64 numbers; x32 uses the same ones with `X32_SYSCALL_BIT` set.
-#[cfg(target_arch = "x86_64")]
-const X86_64_CALLS: &[(&str, i64)] = &[
-    ("msync", 26),
-    ("fsync", 74),
-    ("fdatasync", 75),
-    ("sync", 162),
-    ("sync_file_range", 277),
-    ("syncfs", 306),
-];
-#[cfg(target_arch = "x86_64")]
-const X32_CALLS: &[(&str, i64)] = &[
-    ("msync", X32_SYSCALL_BIT | 26),
-    ("fsync", X32_SYSCALL_BIT | 74),
-    ("fdatasync", X32_SYSCALL_BIT | 75),
-    ("sync", X32_SYSCALL_BIT | 162),
-    ("sync_file_range", X32_SYSCALL_BIT | 277),
-    ("syncfs", X32_SYSCALL_BIT | 306),
-];
-#[cfg(target_arch = "x86_64")]
-const I386_CALLS: &[(&str, i64)] = &[
-    ("sync", 36),
-    ("fsync", 118),
-    ("msync", 144),
-    ("fdatasync", 148),
-    ("sync_file_range", 314),
-    ("syncfs", 344),
-];
-/// The generic table: no `sync_file_range2` here either.
-#[cfg(target_arch = "aarch64")]
-const AARCH64_CALLS: &[(&str, i64)] = &[
-    ("sync", 81),
-    ("fsync", 82),
-    ("fdatasync", 83),
-    ("sync_file_range", 84),
-    ("msync", 227),
-    ("syncfs", 267),
-];
-
-/// Every ABI reachable from the architecture we are built for.
-#[cfg(target_arch = "x86_64")]
-pub const ABIS: &[Abi] = &[
-    Abi {
-        name: "x86_64",
-        arch: AUDIT_ARCH_X86_64,
-        calls: X86_64_CALLS,
-    },
-    Abi {
-        name: "x32",
-        arch: AUDIT_ARCH_X86_64,
-        calls: X32_CALLS,
-    },
-    Abi {
-        name: "i386",
-        arch: AUDIT_ARCH_I386,
-        calls: I386_CALLS,
-    },
-];
-/// 32-bit ARM programs (`AUDIT_ARCH_ARM`) are left alone: allowed unchanged.
-#[cfg(target_arch = "aarch64")]
-pub const ABIS: &[Abi] = &[Abi {
-    name: "aarch64",
-    arch: AUDIT_ARCH_AARCH64,
-    calls: AARCH64_CALLS,
-}];
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-compile_error!("seccomp mode knows the system call numbers of x86_64 and aarch64 only");
-
-/// The answer to a listed call: "fails" with errno 0, that is, returns 0.
-pub(super) const RET_ZERO: u32 = libc::SECCOMP_RET_ERRNO;
-pub(super) const RET_ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
-
-/// The whole filter: load the architecture and go to its part, which
-/// loads the number and sends each listed one to "return 0"; any other
-/// number, and any architecture not in `ABIS`, is allowed.
-pub fn program() -> Result<Vec<sock_filter>, String> {
-    let mut by_arch: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    for abi in ABIS {
-        let numbers = by_arch.entry(abi.arch).or_default();
-        numbers.extend(abi.calls.iter().map(|&(_, nr)| nr as u32));
-    }
-    let zero = Label(0);
-    let part = |i: usize| Label(1 + i as u32);
-    let mut ops = vec![load(ARCH_OFFSET)];
-    ops.extend(
-        by_arch
-            .keys()
-            .enumerate()
-            .map(|(i, &arch)| jeq(arch, part(i))),
-    );
-    ops.push(ret(RET_ALLOW));
-    for (i, numbers) in by_arch.values().enumerate() {
-        ops.push(Op::At(part(i)));
-        ops.push(load(NR_OFFSET));
-        ops.extend(numbers.iter().map(|&nr| jeq(nr, zero)));
-        ops.push(ret(RET_ALLOW));
-    }
-    ops.push(Op::At(zero));
-    ops.push(ret(RET_ZERO));
-    assemble(&ops)
+/// The whole filter (`durability/plain.rs`): load the architecture and go
+/// to its part, which loads the number and sends each listed one to
+/// "return 0"; any other number, and any architecture not in `ABIS`, is
+/// allowed. The library installs the same array.
+pub fn program() -> &'static [sock_filter] {
+    &crate::durability::plain::PROGRAM
 }
 
 /// What installing the filter did about `no_new_privs`.

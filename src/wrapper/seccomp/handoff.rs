@@ -91,10 +91,7 @@ impl ChildSide {
                 Ok(Installed::Supervised(set))
             }
             None if self.by_mount => Ok(Installed::Nothing),
-            None => {
-                let program = super::filter::program().map_err(io::Error::other)?;
-                super::filter::install(&program).map(Installed::Plain)
-            }
+            None => super::filter::install(super::filter::program()).map(Installed::Plain),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! `(arch, nr)`, and the numbers checked against the kernel's own headers.
 
 use super::*;
+use crate::durability::plain::*;
 use crate::seccomp::bpf::{ARCH_OFFSET, JEQ_K, JSET_K, LD_W_ABS, NR_OFFSET, RET_K};
 
 const ERRNO_0: u32 = 0x0005_0000;
@@ -58,11 +59,11 @@ fn audit_arch(name: &str) -> u32 {
 
 #[test]
 fn every_listed_call_returns_zero_without_running() {
-    let program = program().unwrap();
+    let program = program();
     for abi in ABIS {
         for &(name, nr) in abi.calls {
             assert_eq!(
-                run(&program, abi.arch, nr as u32),
+                run(program, abi.arch, nr as u32),
                 ERRNO_0,
                 "{} {name}",
                 abi.name
@@ -73,20 +74,20 @@ fn every_listed_call_returns_zero_without_running() {
 
 #[test]
 fn other_calls_and_other_architectures_are_allowed() {
-    let program = program().unwrap();
+    let program = program();
     let native = ABIS[0].arch;
     for nr in [0, 1, 39, 59, 60, 231, 999, 0x4000_0001] {
         let listed = ABIS
             .iter()
             .any(|abi| abi.arch == native && abi.calls.iter().any(|&(_, n)| n as u32 == nr));
         if !listed {
-            assert_eq!(run(&program, native, nr), ALLOW, "nr {nr}");
+            assert_eq!(run(program, native, nr), ALLOW, "nr {nr}");
         }
     }
     // An architecture we do not know: even its number 74 runs unchanged.
     for arch in [0, 0x4000_0028 /* ARM */, 0xc000_00f3 /* RISC-V */] {
         for &(_, nr) in ABIS[0].calls {
-            assert_eq!(run(&program, arch, nr as u32), ALLOW);
+            assert_eq!(run(program, arch, nr as u32), ALLOW);
         }
     }
 }
@@ -94,15 +95,15 @@ fn other_calls_and_other_architectures_are_allowed() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn a_number_is_never_read_in_another_abi() {
-    let program = program().unwrap();
+    let program = program();
     let (x86_64, i386) = (audit_arch("x86_64"), audit_arch("i386"));
     // i386 fsync (118) is getresuid on x86_64; x86_64 fsync (74) is
     // i386 fsync only by name, not by number.
-    assert_eq!(run(&program, x86_64, 118), ALLOW);
-    assert_eq!(run(&program, i386, 74), ALLOW);
+    assert_eq!(run(program, x86_64, 118), ALLOW);
+    assert_eq!(run(program, i386, 74), ALLOW);
     // The x32 bit means nothing to i386.
-    assert_eq!(run(&program, i386, 0x4000_0000 | 74), ALLOW);
-    assert_eq!(run(&program, x86_64, 0x4000_0000 | 74), ERRNO_0);
+    assert_eq!(run(program, i386, 0x4000_0000 | 74), ALLOW);
+    assert_eq!(run(program, x86_64, 0x4000_0000 | 74), ERRNO_0);
 }
 
 /// The native ABI's numbers, checked against the libc crate's.
@@ -173,7 +174,7 @@ fn i386_and_x32_numbers_are_the_kernel_headers() {
 
 #[test]
 fn every_jump_lands_inside_and_the_program_ends_in_returns() {
-    let program = program().unwrap();
+    let program = program();
     // Every jump lands inside the program, and the program ends in returns.
     for (at, insn) in program.iter().enumerate() {
         let targets: Vec<usize> = match insn.code {

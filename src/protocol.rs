@@ -106,6 +106,40 @@ pub fn switch_on(value: &[u8]) -> bool {
     !value.is_empty() && value != b"0"
 }
 
+/// Gives a program that goes without the library at an exec (the rule of
+/// `durability/exec.rs`: static, 32-bit, foreign, sanitizer-linked, in a
+/// chroot) the command's plain seccomp filter just before the exec, where
+/// the process has no filter yet, so that its syncs are still answered.
+/// Set by the command when it runs its program with the library and no
+/// filter (not with `--no-seccomp` or kept mounts): [`ON`], or
+/// [`CHILD_FILTER_TELL`] under `-v`, which also has each such exec said
+/// on stderr. The library alone (`LD_PRELOAD` set by hand, the runtime's
+/// containers, which have their own rules) installs nothing.
+pub const CHILD_FILTER: &str = "EATMYDATA_CHILD_FILTER";
+
+/// [`CHILD_FILTER`]'s value under `eatmydata -v`.
+pub const CHILD_FILTER_TELL: &str = "verbose";
+
+/// What a value of [`CHILD_FILTER`] asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChildFilter {
+    Off,
+    On,
+    /// On, and each child said on stderr.
+    Tell,
+}
+
+/// [`CHILD_FILTER`]'s value read: a switch, with one value of its own.
+pub fn child_filter(value: &[u8]) -> ChildFilter {
+    if value == CHILD_FILTER_TELL.as_bytes() {
+        ChildFilter::Tell
+    } else if switch_on(value) {
+        ChildFilter::On
+    } else {
+        ChildFilter::Off
+    }
+}
+
 /// The kinds of skip the library counts for `--report`, in the order of
 /// the report line's fields. To add one: a variant at the end here and its
 /// row at the end of [`SKIPS`]; the line and the command's table follow.
@@ -425,6 +459,18 @@ impl Writer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_child_filter_is_a_switch_with_a_verbose_value() {
+        assert_eq!(child_filter(ON.as_bytes()), ChildFilter::On);
+        assert_eq!(
+            child_filter(CHILD_FILTER_TELL.as_bytes()),
+            ChildFilter::Tell
+        );
+        assert_eq!(child_filter(b"yes"), ChildFilter::On);
+        assert_eq!(child_filter(b"0"), ChildFilter::Off);
+        assert_eq!(child_filter(b""), ChildFilter::Off);
+    }
 
     fn report(
         pid: u64,

@@ -16,9 +16,10 @@
 use core::ffi::{CStr, c_char, c_int, c_long};
 use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
-use crate::durability::exec::{self, Context};
+use crate::durability::exec::{self, Context, Place, Why};
 use crate::kernel::raw;
-use crate::{errno, image, objects, policy};
+use crate::protocol::{self, ChildFilter};
+use crate::{errno, image, objects, policy, seccomp};
 
 /// The room `c/exec.c` gives on its frame (`struct emd_exec_room`).
 const SLOTS: usize = 1024;
@@ -79,6 +80,8 @@ fn identity(path: &CStr) -> Option<(u64, u64)> {
 /// The environment for the program `path` (as `execveat(dirfd, path,
 /// flags)` finds it, or searched in `PATH` when `search` and it has no
 /// slash) started with `envp`: `envp` itself, or the room's slots.
+/// `spawn`: the call is `posix_spawn`, whose child libc makes and runs
+/// without us, rather than an exec of this process.
 ///
 /// # Safety
 /// `path` is a C string or null, `envp` a NULL-terminated array of C
@@ -89,6 +92,7 @@ pub unsafe extern "C" fn eatmydata_exec_env(
     path: *const c_char,
     flags: c_int,
     search: c_int,
+    spawn: c_int,
     envp: *const *const c_char,
     room: *mut Room,
     room_size: usize,
@@ -107,7 +111,7 @@ pub unsafe extern "C" fn eatmydata_exec_env(
             entries,
             ours,
             (dirfd, CStr::from_ptr(path), flags),
-            search != 0,
+            (search != 0, spawn != 0),
             &mut *room,
         )
     };
@@ -145,7 +149,7 @@ fn decide(
     entries: Entries,
     ours: &CStr,
     program: (c_int, &CStr, c_int),
-    search: bool,
+    (search, spawn): (bool, bool),
     room: &mut Room,
 ) -> Option<*const *const c_char> {
     let mut lists = entries.bytes().enumerate().filter_map(|(at, entry)| {
@@ -168,9 +172,12 @@ fn decide(
     };
     let image = match context.tracing || !context.here {
         true => None,
-        false => found(program, search),
+        false => found(program, search, image::of),
     };
     let place = exec::place(image, context);
+    if let Place::Out(why) = place {
+        filter_for(&entries, program, (search, spawn), why);
+    }
     let (head, rest) = room.preload.split_at_mut(PRELOAD.len());
     head.copy_from_slice(PRELOAD);
     let len = exec::arranged(list, ours.to_bytes(), place, rest.split_last_mut()?.1)?;
@@ -200,12 +207,17 @@ fn here(ours: &CStr) -> bool {
     identity(ours) == Some(own)
 }
 
-/// What the program is, found as the exec call finds it: `PATH` searched
-/// for a name without a slash (the first candidate that opens).
-fn found((dirfd, path, flags): (c_int, &CStr, c_int), search: bool) -> Option<exec::Image> {
+/// What `read` tells of the program (`image::of`, `image::raises`),
+/// found as the exec call finds it: `PATH` searched for a name without a
+/// slash (the first candidate `read` tells of).
+fn found<T>(
+    (dirfd, path, flags): (c_int, &CStr, c_int),
+    search: bool,
+    read: fn(c_int, &CStr, c_int) -> Option<T>,
+) -> Option<T> {
     let name = path.to_bytes();
     if !search || name.contains(&b'/') || name.is_empty() {
-        return image::of(dirfd, path, flags);
+        return read(dirfd, path, flags);
     }
     let folders = policy::variable("PATH").map_or(DEFAULT_PATH, CStr::to_bytes);
     let mut candidate = [0u8; 4096];
@@ -221,6 +233,68 @@ fn found((dirfd, path, flags): (c_int, &CStr, c_int), search: bool) -> Option<ex
         *room.get_mut(folder.len())? = b'/';
         room.get_mut(folder.len() + 1..end)?.copy_from_slice(name);
         *room.get_mut(end)? = 0;
-        image::of(libc::AT_FDCWD, CStr::from_bytes_with_nul(room).ok()?, 0)
+        read(libc::AT_FDCWD, CStr::from_bytes_with_nul(room).ok()?, 0)
     })
+}
+
+/// What a program started by `posix_spawn` gets: the filter would go on
+/// this process, which stays, not on the child.
+const SPAWNED: &str = "posix_spawn starts it in a child the library cannot reach before its exec: unfiltered, its syncs reach the disk (eatmydata --seccomp covers it)";
+
+/// Gives the program, which goes without the library for `why`, the plain
+/// seccomp filter (`seccomp.rs`) where the command asked for it in the
+/// program's environment (`protocol::CHILD_FILTER`), unless that also
+/// turns the library off there (`EATMYDATA_DISABLE`, durability asked
+/// back); said on stderr when asked so. `ldd` runs nothing: none.
+fn filter_for(entries: &Entries, program: (c_int, &CStr, c_int), how: (bool, bool), why: Why) {
+    let value = |name: &str| {
+        entries.bytes().find_map(|entry| {
+            let rest = entry.strip_prefix(name.as_bytes())?;
+            rest.strip_prefix(b"=")
+        })
+    };
+    let asked = value(protocol::CHILD_FILTER).map_or(ChildFilter::Off, protocol::child_filter);
+    let disabled = value(protocol::DISABLE).is_some_and(protocol::switch_on);
+    if asked == ChildFilter::Off || disabled || why == Why::Tracing {
+        return;
+    }
+    let (search, spawn) = how;
+    let outcome = match spawn {
+        true => SPAWNED,
+        false => seccomp::plain(|| found(program, search, image::raises)).words(),
+    };
+    if asked == ChildFilter::Tell {
+        tell(program.1, why, outcome);
+    }
+}
+
+/// `eatmydata: PROGRAM runs without the library (WHY); OUTCOME` on
+/// stderr, in one `writev(2)` of fixed pieces.
+fn tell(program: &CStr, why: Why, outcome: &str) {
+    let name = match program.to_bytes() {
+        b"" => b"a program run by its descriptor" as &[u8],
+        name => name,
+    };
+    let pieces: [&[u8]; 7] = [
+        b"eatmydata: ",
+        name,
+        b" runs without the library (",
+        why.words().as_bytes(),
+        b"); ",
+        outcome.as_bytes(),
+        b"\n",
+    ];
+    let vector = pieces.map(|piece| libc::iovec {
+        iov_base: piece.as_ptr().cast_mut().cast(),
+        iov_len: piece.len(),
+    });
+    let args = [
+        2,
+        vector.as_ptr() as c_long,
+        vector.len() as c_long,
+        0,
+        0,
+        0,
+    ];
+    raw(libc::SYS_writev, args);
 }

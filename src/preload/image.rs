@@ -78,6 +78,28 @@ impl File {
         (read == len).then_some(())
     }
 
+    /// Whether executing this file could raise privileges (see
+    /// [`raises`]); yes when its mode cannot be read.
+    fn raises(&self) -> bool {
+        // SAFETY: statx is plain data, all zeroes a valid value.
+        let mut stat: libc::statx = unsafe { core::mem::zeroed() };
+        let empty = c"".as_ptr() as c_long;
+        let at = libc::AT_EMPTY_PATH.into();
+        let mask = libc::STATX_MODE.into();
+        if raw(
+            libc::SYS_statx,
+            [self.0, empty, at, mask, (&raw mut stat) as c_long, 0],
+        ) != 0
+        {
+            return true;
+        }
+        let mode = u32::from(stat.stx_mode);
+        let setgid = mode & libc::S_ISGID != 0 && mode & libc::S_IXGRP != 0;
+        let capabilities = c"security.capability".as_ptr() as c_long;
+        let capable = raw(libc::SYS_fgetxattr, [self.0, capabilities, 0, 0, 0, 0]) >= 0;
+        mode & libc::S_ISUID != 0 || setgid || capable
+    }
+
     /// Reads what there is from `offset`, at most `buffer.len()` bytes.
     fn read_some(&self, buffer: &mut [u8], offset: u64) -> usize {
         let (at, len) = (buffer.as_mut_ptr() as c_long, buffer.len() as c_long);
@@ -110,15 +132,47 @@ fn fd_path(fd: c_int, room: &mut [u8; 32]) -> Option<&CStr> {
 /// What the program at `path` (relative to `dirfd`, looked up with
 /// `execveat`'s `flags`) is; a script's interpreter in its place.
 pub fn of(dirfd: c_int, path: &CStr, flags: c_int) -> Option<Image> {
+    walk(dirfd, path, flags, |_| {}, elf)
+}
+
+/// Whether executing the program at `path` (as [`of`] finds it) could
+/// raise the process's privileges: a set-user-ID bit, a set-group-ID bit
+/// with group execute, or file capabilities, on the program or on any
+/// `#!` interpreter it names (the kernel takes the final interpreter's;
+/// binfmt_misc's `C` flag, the program's). `None` when it is not an ELF
+/// file, or cannot be read.
+pub fn raises(dirfd: c_int, path: &CStr, flags: c_int) -> Option<bool> {
+    let mut raises = false;
+    walk(
+        dirfd,
+        path,
+        flags,
+        |file| raises |= file.raises(),
+        |_, head| header(head).map(|_| ()),
+    )?;
+    Some(raises)
+}
+
+/// The files the kernel reads to run the program at `path`: `each` is
+/// given the program and each `#!` interpreter in turn, and `last` the
+/// one that is not a script, with its first bytes.
+fn walk<T>(
+    dirfd: c_int,
+    path: &CStr,
+    flags: c_int,
+    mut each: impl FnMut(&File),
+    last: impl FnOnce(&File, &[u8]) -> Option<T>,
+) -> Option<T> {
     let mut file = File::open(dirfd, path, flags)?;
     for _ in 0..=MAX_SCRIPT_DEPTH {
+        each(&file);
         let mut head = [0u8; SCRIPT_HEAD];
         let read = file.read_some(&mut head, 0);
         let head = head.get(..read)?;
         let mut name = [0u8; SCRIPT_HEAD + 1];
         match interpreter(head, &mut name) {
             Some(interpreter) => file = File::open(libc::AT_FDCWD, interpreter, 0)?,
-            None => return elf(&file, head),
+            None => return last(&file, head),
         }
     }
     None

@@ -33,8 +33,10 @@ mod kernel;
 // 2d: copies from and to the caller's memory; the mappings of its addresses.
 mod caller;
 mod maps;
-// 2e: what a program about to be executed is, read from its file.
+// 2e: what a program about to be executed is, read from its file;
+// 2f: the command's plain seccomp filter, installed before such a program.
 mod image;
+mod seccomp;
 // Floor 3, in steps: which mounts keep their syncs (keep by mount);
 // which file system a skip was on; where syncs were
 // skipped, for --sync-at-exit; what was skipped and where, for --report,

@@ -128,6 +128,9 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
         only: keep::resolve("--only", &invocation.only)?,
         inherited_keep: std::env::var_os(protocol::KEEP),
         inherited_only: std::env::var_os(protocol::ONLY),
+        inherited_child_filter: std::env::var_os(protocol::CHILD_FILTER).is_some_and(|v| {
+            protocol::child_filter(v.as_encoded_bytes()) != protocol::ChildFilter::Off
+        }),
         library,
         program,
     };

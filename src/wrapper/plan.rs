@@ -43,6 +43,8 @@ pub struct Found {
     /// `EATMYDATA_KEEP` and `EATMYDATA_ONLY` as this process got them.
     pub inherited_keep: Option<OsString>,
     pub inherited_only: Option<OsString>,
+    /// Whether `EATMYDATA_CHILD_FILTER` came on (an outer eatmydata's).
+    pub inherited_child_filter: bool,
 }
 
 /// The values of `EATMYDATA_KEEP` and `EATMYDATA_ONLY` the command runs
@@ -185,6 +187,13 @@ pub fn plan(invocation: Invocation, found: Found) -> Result<Plan, Error> {
         Kind::Static => matches!(seccomp, Seccomp::Off),
         _ => true,
     };
+    // A child that goes without the library gets the plain filter from
+    // the library, where nothing else answers its syncs: not with
+    // --no-seccomp, nor with kept mounts, whose syncs it would eat.
+    let child_filter = preloaded
+        && seccomp == Seccomp::Off
+        && !by_mount
+        && invocation.seccomp != decide::Choice::Off;
     if invocation.verbose {
         for (place, why) in &found.library.passed {
             notices.push(format!("passed over {}: {why}", place.display()));
@@ -203,6 +212,15 @@ pub fn plan(invocation: Invocation, found: Found) -> Result<Plan, Error> {
     }
     if let (false, Some(value)) = (found.only.is_empty(), &kept.only) {
         env.push((protocol::ONLY, value.clone()));
+    }
+    if child_filter {
+        let value = match invocation.verbose {
+            true => protocol::CHILD_FILTER_TELL,
+            false => protocol::ON,
+        };
+        env.push((protocol::CHILD_FILTER, value.into()));
+    } else if found.inherited_child_filter {
+        env.push((protocol::CHILD_FILTER, "0".into()));
     }
     let sync_at_exit = invocation.sync_at_exit || found.sync_at_exit_switch;
     let supervised = matches!(seccomp, Seccomp::Supervised { .. });
@@ -292,6 +310,7 @@ mod tests {
             only: Vec::new(),
             inherited_keep: None,
             inherited_only: None,
+            inherited_child_filter: false,
         };
         found(&mut facts);
         plan(invocation, facts)
@@ -305,9 +324,47 @@ mod tests {
         assert_eq!(plan.program, PathBuf::from("/usr/bin/prog"));
         assert_eq!((plan.command.to_str(), plan.args.len()), (Some("prog"), 1));
         let preload = "/lib/eatmydata/libeatmydata.so:other.so";
-        assert_eq!(plan.env, [(preload::VARIABLE, preload.into())]);
+        let child_filter = (protocol::CHILD_FILTER, protocol::ON.into());
+        assert_eq!(
+            plan.env,
+            [(preload::VARIABLE, preload.into()), child_filter]
+        );
         assert_eq!((plan.seccomp, plan.role), (Seccomp::Off, Role::InPlace));
         assert!(plan.notices.is_empty(), "{:?}", plan.notices);
+    }
+
+    /// The library gives a child that goes without it the plain filter
+    /// only where nothing else answers its syncs, and says so under -v.
+    #[test]
+    fn a_child_without_the_library_gets_the_plain_filter_where_nothing_else_answers() {
+        let asked = |plan: &Plan| {
+            let found = plan
+                .env
+                .iter()
+                .find(|(name, _)| *name == protocol::CHILD_FILTER);
+            found.map(|(_, value)| value.to_str().unwrap().to_owned())
+        };
+        let dynamic = |argv: &[&str]| plan_for(argv, Kind::Dynamic, |_| {});
+        assert_eq!(asked(&dynamic(&["prog"])).as_deref(), Some(protocol::ON));
+        let verbose = dynamic(&["-v", "prog"]);
+        assert_eq!(
+            asked(&verbose).as_deref(),
+            Some(protocol::CHILD_FILTER_TELL)
+        );
+        // Not with --no-seccomp, nor where the command's filter covers the
+        // tree, nor with kept mounts, nor for a static command.
+        assert_eq!(asked(&dynamic(&["--no-seccomp", "prog"])), None);
+        assert_eq!(asked(&dynamic(&["--seccomp", "prog"])), None);
+        let kept = plan_for(&["prog"], Kind::Dynamic, |found| {
+            found.inherited_keep = Some("/srv".into());
+        });
+        assert_eq!(asked(&kept), None);
+        assert_eq!(asked(&plan_for(&["prog"], Kind::Static, |_| {})), None);
+        // An outer eatmydata's switch is turned off where this one's is.
+        let nested = plan_for(&["--no-seccomp", "prog"], Kind::Dynamic, |found| {
+            found.inherited_child_filter = true;
+        });
+        assert_eq!(asked(&nested).as_deref(), Some("0"));
     }
 
     #[test]

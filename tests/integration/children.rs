@@ -6,11 +6,15 @@
 //! the same status, stdout and stderr as the control run without the
 //! command. The controls are checked to succeed, and the library alone is
 //! shown to break the first cases when it stays (what it did before).
+//! Their syncs: `filter.rs`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common::{Outcome, Run, TempDir, command, library, probe};
+
+/// A child that goes without the library gets the plain filter instead.
+mod filter;
 
 /// The probe's fsync loop on `file`, ten times.
 fn looping(program: &Path, file: &Path) -> String {

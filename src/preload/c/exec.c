@@ -16,6 +16,12 @@
  * LD_PRELOAD entry. An environment too large for it goes on as it was.
  * The execl* forms gather their arguments in a variable-length array on
  * the stack, as libc does.
+ *
+ * A program that goes without the library gets the command's plain
+ * seccomp filter first (src/preload/seccomp.rs), where the command asked:
+ * installed on this thread just before the exec, and kept if the exec
+ * fails. posix_spawn's child is made and executed inside libc, where no
+ * hook runs: the filter would go on the parent, so none is installed.
  */
 #include "shim.h"
 
@@ -30,15 +36,16 @@
 #define EMD_CACHE(name) static void *next_##name;
 EMD_NEXT_EXEC(EMD_CACHE)
 
-/* The environment `envp` becomes for the program at `path`. */
-#define DECIDED(dirfd, path, flags, search, envp)                             \
-	eatmydata_exec_env(dirfd, path, flags, search, envp, &room,           \
+/* The environment `envp` becomes for the program at `path`, executed by
+ * this process or (`spawn`) by a child posix_spawn makes. */
+#define DECIDED(dirfd, path, flags, search, spawn, envp)                      \
+	eatmydata_exec_env(dirfd, path, flags, search, spawn, envp, &room,    \
 			   sizeof room)
 
 int HOOK(execve)(const char *path, char *const argv[], char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(AT_FDCWD, path, 0, 0, envp);
+	char *const *env = DECIDED(AT_FDCWD, path, 0, 0, 0, envp);
 	PASS(execve, path, argv, env);
 }
 MATCHES(execve);
@@ -52,7 +59,7 @@ MATCHES(execv);
 int HOOK(execvpe)(const char *file, char *const argv[], char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(AT_FDCWD, file, 0, 1, envp);
+	char *const *env = DECIDED(AT_FDCWD, file, 0, 1, 0, envp);
 	PASS(execvpe, file, argv, env);
 }
 MATCHES(execvpe);
@@ -66,7 +73,7 @@ MATCHES(execvp);
 int HOOK(fexecve)(int fd, char *const argv[], char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(fd, "", AT_EMPTY_PATH, 0, envp);
+	char *const *env = DECIDED(fd, "", AT_EMPTY_PATH, 0, 0, envp);
 	PASS(fexecve, fd, argv, env);
 }
 MATCHES(fexecve);
@@ -75,7 +82,7 @@ int HOOK(execveat)(int dirfd, const char *path, char *const argv[],
 		   char *const envp[], int flags)
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(dirfd, path, flags, 0, envp);
+	char *const *env = DECIDED(dirfd, path, flags, 0, 0, envp);
 	PASS(execveat, dirfd, path, argv, env, flags);
 }
 MATCHES(execveat);
@@ -86,7 +93,7 @@ int HOOK(posix_spawn)(pid_t *pid, const char *path,
 		      char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(AT_FDCWD, path, 0, 0, envp);
+	char *const *env = DECIDED(AT_FDCWD, path, 0, 0, 1, envp);
 	PASS(posix_spawn, pid, path, actions, attr, argv, env);
 }
 MATCHES(posix_spawn);
@@ -97,7 +104,7 @@ int HOOK(posix_spawnp)(pid_t *pid, const char *file,
 		       char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(AT_FDCWD, file, 0, 1, envp);
+	char *const *env = DECIDED(AT_FDCWD, file, 0, 1, 1, envp);
 	PASS(posix_spawnp, pid, file, actions, attr, argv, env);
 }
 MATCHES(posix_spawnp);

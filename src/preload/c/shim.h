@@ -55,7 +55,7 @@ struct emd_exec_room {
 	char preload[EMD_EXEC_BYTES];
 };
 char *const *eatmydata_exec_env(int dirfd, const char *path, int flags,
-				int search, char *const envp[],
+				int search, int spawn, char *const envp[],
 				struct emd_exec_room *room, size_t room_size);
 
 /* A hook's name, and the check that it has libc's prototype. */

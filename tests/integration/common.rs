@@ -17,7 +17,7 @@ mod lock; // one machine-wide lock between sync(2) callers and disk readers
 pub mod mariadb; // a MariaDB server of a test's own, started and stopped around a script
 mod run; // a program run with or without the library, under strace or not
 pub use flushes::{Flushes, floor_writing, nosync, nosync_into};
-pub use home::RootHome;
+pub use home::{RootHome, registered_runtime};
 pub use lock::{QuietDisks, in_whole_machine_sync, locked, quiet_disks, whole_machine_sync};
 pub use run::{Outcome, Run};
 

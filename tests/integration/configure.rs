@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 
 use std::sync::OnceLock;
 
-use crate::common::{RootHome, TempDir, command, probe};
+use crate::common::{TempDir, command, probe, registered_runtime};
 
 mod buildkit; // docker --default on Docker 26: BuildKit's drop-in, read by systemd; --remove takes it
 mod check; // eatmydata-runtime check alone: ready, or status 69 and why
@@ -22,8 +22,8 @@ mod removed; // --remove gives back each engine's file as it was, once, with a d
 
 /// Where the tests register the runtime: `configure` registers only a
 /// file that is there, is this command, and root may run (root's, in a
-/// chain of root's folders): a copy of the command in a folder of root's
-/// under /run, made once per test process and removed when it exits.
+/// chain of root's folders): root's copy in the test process's home
+/// (`common::registered_runtime`), wherever the checkout is.
 pub const RUNTIME: Runtime = Runtime;
 
 /// The path of [`RUNTIME`], as text.
@@ -32,29 +32,9 @@ pub struct Runtime;
 impl Runtime {
     fn path() -> &'static str {
         static PATH: OnceLock<String> = OnceLock::new();
-        PATH.get_or_init(|| {
-            let home = RootHome::new("configure");
-            let bin = home.join("bin");
-            fs::create_dir(&bin).unwrap();
-            let path = bin.join("eatmydata-runtime");
-            fs::copy(command(), &path).unwrap();
-            let folder = home.path().to_str().unwrap().to_owned();
-            // Kept for the process's life, removed at its exit.
-            std::mem::forget(home);
-            FOLDER.set(folder).unwrap();
-            extern "C" fn remove() {
-                if let Some(folder) = FOLDER.get() {
-                    let _ = fs::remove_dir_all(folder);
-                }
-            }
-            // SAFETY: a function of ours with atexit's signature.
-            unsafe { libc::atexit(remove) };
-            path.to_str().unwrap().to_owned()
-        })
+        PATH.get_or_init(|| registered_runtime().to_str().unwrap().to_owned())
     }
 }
-
-static FOLDER: OnceLock<String> = OnceLock::new();
 
 impl std::ops::Deref for Runtime {
     type Target = str;

@@ -14,10 +14,13 @@
 //!   Only as root: a user's run makes nothing.
 //! - **A test's own** ([`RootHome`]), for a test that looks at what its
 //!   home holds and sets `EATMYDATA_HOME` on its commands itself.
+//! - **The runtime registered** with engines ([`registered_runtime`]):
+//!   root's copy in the process's home, wherever the checkout is.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A folder of root's under `/run`, removed on drop.
@@ -77,6 +80,38 @@ pub fn remove(folder: &Path) {
         unsafe { libc::umount2(point.as_ptr(), libc::MNT_DETACH) };
     }
     let _ = fs::remove_dir_all(folder);
+}
+
+/// The runtime a test registers with an engine, as an operator is told
+/// to (docs/containers.md): a file of root's in a chain of root's folders.
+/// Never one in the checkout: that may sit in a shared folder (`/tmp`,
+/// `/var/tmp`, sticky and world-writable) where `configure` rightly
+/// refuses to register anything. A copy of the command with the library
+/// it was built with beside it (the installed copy it takes first), and
+/// `eatmydata-runtime` a link to it there, in `registered/bin/` of this
+/// process's home: made once per test process, removed with the home.
+pub fn registered_runtime() -> PathBuf {
+    static MADE: OnceLock<PathBuf> = OnceLock::new();
+    MADE.get_or_init(|| {
+        let home = path();
+        assert!(
+            home.is_dir(),
+            "no home of this test process at {} (tests run as root)",
+            home.display()
+        );
+        let bin = home.join("registered/bin");
+        fs::create_dir_all(&bin).expect("make the registered runtime's folder");
+        for folder in [bin.parent().unwrap(), &bin] {
+            fs::set_permissions(folder, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let command = crate::common::command();
+        fs::copy(&command, bin.join("eatmydata")).expect("copy the command");
+        fs::copy(crate::common::library(), bin.join("libeatmydata.so")).expect("copy the library");
+        let link = bin.join("eatmydata-runtime");
+        std::os::unix::fs::symlink("eatmydata", &link).expect("link eatmydata-runtime");
+        link
+    })
+    .clone()
 }
 
 /// Where the homes of test processes go: root's, in root's `/run`.

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::configure_ok;
-use crate::common::TempDir;
+use crate::common::{TempDir, registered_runtime};
 
 /// What `systemd-analyze verify` says of `unit` with the units and
 /// drop-ins of `dir`: its stderr, where it warns of every line it ignores.
@@ -32,7 +32,7 @@ fn docker_26_gets_the_buildkit_drop_in_and_remove_takes_it_away() {
     let unit = "[Unit]\nDescription=dockerd\n[Service]\nExecStart=/bin/true\n";
     fs::write(systemd.join("docker.service"), unit).unwrap();
     let drop_in = systemd.join("docker.service.d/eatmydata-buildkit.conf");
-    let runtime = super::runtime_in(dir.path());
+    let runtime = registered_runtime();
     let config = dir.join("daemon.json");
     let common = [
         "docker",

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::{DAEMON_JSON, configure_ok};
-use crate::common::{TempDir, probe, wait_until};
+use crate::common::{TempDir, probe, registered_runtime, wait_until};
 use crate::containers::{RUNTIME_MOUNTED as MOUNTED, daemon};
 
 /// A dockerd of the test's own (see [`daemon::Dockerd`]) on the
@@ -101,8 +101,9 @@ fn dockerd_lists_the_runtime_it_registered_as_its_default() {
     let before = Dockerd::start(&dir.join("before"), &config).info(format);
     assert!(before.starts_with("runc "), "{before}");
     assert!(!before.contains("eatmydata"), "{before}");
-    // dockerd looks the runtime up when it starts: the command's own link.
-    let runtime = super::runtime_in(dir.path());
+    // dockerd looks the runtime up when it starts: root's copy, as
+    // registered.
+    let runtime = registered_runtime();
     let runtime = runtime.to_str().unwrap();
     let path = config.to_str().unwrap();
     let args = [
@@ -148,7 +149,7 @@ fn a_docker_container_runs_through_the_default_and_the_real_runtime_it_names() {
     )
     .unwrap();
     fs::set_permissions(&real, fs::Permissions::from_mode(0o755)).unwrap();
-    let runtime = super::runtime_in(dir.path());
+    let runtime = registered_runtime();
     let config = dir.join("etc/docker/daemon.json");
     let args = [
         "docker",
@@ -276,7 +277,7 @@ fn on_and_off_by_reload_with_nothing_stopped() {
     dockerd.docker(&run, Stdio::null());
     let before = inspect(&dockerd, "before", "{{.State.Pid}}");
 
-    let runtime = super::runtime_in(dir.path());
+    let runtime = registered_runtime();
     let common = [
         "docker",
         "--config",

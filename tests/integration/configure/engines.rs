@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::{RUNTIME, configure_ok, containerd_config};
-use crate::common::{TempDir, wait_until};
+use crate::common::{TempDir, registered_runtime, wait_until};
 use crate::containers::{RUNTIME_MOUNTED as MOUNTED, conf as podman_test_conf};
 
 /// `containerd --config FILE config dump`: the config as containerd reads it.
@@ -104,7 +104,7 @@ fn a_podman_container_runs_through_the_runtime_registered_as_its_default() {
         control.contains(&format!("\nfile {MOUNTED} absent\n")),
         "{control}"
     );
-    let runtime = super::runtime_in(dir.path());
+    let runtime = registered_runtime();
     let runtime = runtime.to_str().unwrap();
     let path = config.to_str().unwrap();
     configure_ok(
@@ -157,7 +157,7 @@ fn podman_removal_keeps_the_name_for_a_container_made_with_it() {
     let config = dir.join("containers.conf");
     fs::copy(podman_test_conf(), &config).unwrap();
     let original = fs::read_to_string(&config).unwrap();
-    let runtime = super::runtime_in(dir.path());
+    let runtime = registered_runtime();
     let configure = |args: &[&str]| {
         let output = Command::new(&runtime)
             .env("CONTAINERS_CONF", &config)

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use super::{DAEMON_JSON, RUNTIME, configure, configure_ok};
-use crate::common::TempDir;
+use crate::common::{RootHome, TempDir};
 
 /// For each engine, a file it cannot parse, and the same file put right.
 const BROKEN: [(&str, &str, &str); 4] = [
@@ -124,7 +124,10 @@ fn a_missing_file_is_made_with_its_folder_and_eatmydatas_keys_alone() {
 #[test]
 fn the_runtime_beside_the_command_is_made_as_a_link_when_missing() {
     let dir = TempDir::new("configure-link");
-    let bin = dir.join("bin");
+    // The command where root may run it (root's, in root's folders), as
+    // an operator installs it; wherever the checkout is.
+    let home = RootHome::new("configure-link");
+    let bin = home.join("bin");
     fs::create_dir(&bin).unwrap();
     fs::copy(crate::common::command(), bin.join("eatmydata")).unwrap();
     let elsewhere = dir.join("elsewhere");
@@ -163,9 +166,12 @@ fn the_runtime_beside_the_command_is_made_as_a_link_when_missing() {
 fn a_single_file_registers_through_eatmydata_runtime_option() {
     // A copy of the command alone (cargo install, the static file): no
     // eatmydata-runtime anywhere, so `eatmydata --runtime` is the way in.
-    let dir = TempDir::new("configure-single");
-    let alone = dir.join("eatmydata");
+    // In a folder of root's, as installed: elsewhere (a checkout in
+    // /var/tmp) `configure` copies it to root's place instead.
+    let home = RootHome::new("configure-single");
+    let alone = home.join("eatmydata");
     fs::copy(crate::common::command(), &alone).unwrap();
+    let dir = TempDir::new("configure-single");
     let config = dir.join("daemon.json");
     let run = |args: &[&str]| {
         Command::new(&alone)
@@ -190,7 +196,7 @@ fn a_single_file_registers_through_eatmydata_runtime_option() {
         "{}",
         String::from_utf8_lossy(&said.stderr)
     );
-    let beside = dir.join("eatmydata-runtime");
+    let beside = home.join("eatmydata-runtime");
     assert_eq!(fs::read_link(&beside).unwrap(), Path::new("eatmydata"));
     let written = fs::read_to_string(&config).unwrap();
     assert!(

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::{RUNTIME, configure};
-use crate::common::{TempDir, command};
+use crate::common::{RootHome, TempDir, command};
 
 /// `configure ARGS...` through `runtime`, or a panic when it has not
 /// ended within 20 s (a hang, not a timing: a refusal takes
@@ -119,7 +119,10 @@ fn a_fifo_a_folder_or_a_device_as_config_is_refused_at_once() {
 #[test]
 fn a_planted_eatmydata_runtime_is_not_registered() {
     let dir = TempDir::new("configure-planted");
-    let bin = dir.join("bin");
+    // The command in a folder of root's, where the file beside it would be
+    // registered (elsewhere `configure` copies the command to root's place).
+    let home = RootHome::new("configure-planted");
+    let bin = home.join("bin");
     fs::create_dir(&bin).unwrap();
     let copy = bin.join("eatmydata");
     fs::copy(command(), &copy).unwrap();
@@ -205,7 +208,9 @@ fn a_runtime_path_missing_another_users_or_with_a_control_character_is_refused()
     let missing = dir.join("nowhere/eatmydata-runtime");
     assert!(refused(&missing).contains(": it does not exist;"));
     // This command's bytes, but another user's file: they could swap it.
-    let theirs = dir.join("theirs");
+    // In folders of root's, so that the file alone is what is refused.
+    let home = RootHome::new("configure-runtime-path");
+    let theirs = home.join("theirs");
     fs::create_dir(&theirs).unwrap();
     let copy = theirs.join("eatmydata-runtime");
     fs::copy(command(), &copy).unwrap();
@@ -219,13 +224,13 @@ fn a_runtime_path_missing_another_users_or_with_a_control_character_is_refused()
         "{why}"
     );
     // A newline in the path: a directive in docker.service's drop-in.
-    let odd = dir.join("odd\nExecStartPre=true");
+    let odd = home.join("odd\nExecStartPre=true");
     fs::create_dir(&odd).unwrap();
     let copy = odd.join("eatmydata-runtime");
     fs::copy(command(), &copy).unwrap();
     assert!(refused(&copy).contains("its path holds a control character"));
     // The control: the same copy, root's, in a folder of root's.
-    let ours = dir.join("ours/eatmydata-runtime");
+    let ours = home.join("ours/eatmydata-runtime");
     fs::create_dir(ours.parent().unwrap()).unwrap();
     fs::copy(command(), &ours).unwrap();
     let output = configure(

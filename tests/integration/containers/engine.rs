@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use crate::common::{Flushes, command};
+use crate::common::{Flushes, command, registered_runtime};
 use crate::loopfs::LoopFs;
 
 /// Where the engines keep what outlives one test (their image stores,
@@ -32,15 +32,17 @@ pub fn runtime() -> PathBuf {
 }
 
 /// Registers the runtime with `engine` in its config file `config`, as a
-/// user does: `eatmydata-runtime configure ENGINE --config FILE`.
+/// user does: `eatmydata-runtime configure ENGINE --config FILE`, naming
+/// root's copy (`common::registered_runtime`): `configure` registers no
+/// file in the checkout, which may be in a shared folder.
 pub fn register(engine: &str, config: &Path) {
-    register_as::<&str>(engine, config, &runtime(), &[]);
+    register_as::<&str>(engine, config, &registered_runtime(), &[]);
 }
 
 /// The same with `--default`: eatmydata the default runtime of every
 /// container (and build) of the engine.
 pub fn register_default(engine: &str, config: &Path) {
-    register_as(engine, config, &runtime(), &["--default"]);
+    register_as(engine, config, &registered_runtime(), &["--default"]);
 }
 
 /// `eatmydata-runtime configure ENGINE --config FILE OPTIONS`, naming the

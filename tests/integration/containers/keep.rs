@@ -10,7 +10,8 @@
 
 use super::cases::{DYNAMIC, STATIC};
 use super::docker::Docker;
-use super::engine::{register_as, runtime};
+use super::engine::register_as;
+use crate::common::registered_runtime;
 use crate::loopfs::LoopFs;
 
 /// The fsyncs to each file system.
@@ -106,7 +107,7 @@ fn a_container_keeps_the_mounts_it_names() {
 #[test]
 fn keep_binds_keeps_a_host_folder_and_eats_a_named_volume() {
     let docker = Docker::start_registered(|config| {
-        register_as("docker", config, &runtime(), &["--keep-binds"]);
+        register_as("docker", config, &registered_runtime(), &["--keep-binds"]);
     });
     let (a, b) = (
         LoopFs::new("keepbinds-bind", 64),

@@ -278,6 +278,10 @@ fn on_and_off_by_reload_with_nothing_stopped() {
     let before = inspect(&dockerd, "before", "{{.State.Pid}}");
 
     let runtime = registered_runtime();
+    // configure run as the copy it registers: `--remove` names the library
+    // it placed beside it as staying (the checkout's command has none
+    // placed where root may not load it, as under /var/tmp).
+    std::os::unix::fs::symlink(&runtime, dir.join("eatmydata-runtime")).unwrap();
     let common = [
         "docker",
         "--config",

@@ -1,8 +1,10 @@
 //! Keep by mount (`--keep`, `--only`, `EATMYDATA_KEEP`, `EATMYDATA_ONLY`):
 //! which syncs are eaten, by the mount of the file they are on. One rule
 //! for the library, which learns a descriptor's mount with `statx(2)`
-//! (`STATX_MNT_ID`), and the seccomp supervisor, which reads it from
-//! `/proc/PID/fdinfo` (`mnt_id`): the same ids.
+//! (the unique id, `STATX_MNT_ID_UNIQUE`, where the kernel has it, else
+//! `STATX_MNT_ID`), and the seccomp supervisor, which reads it from
+//! `/proc/PID/fdinfo` (`mnt_id`, as `STATX_MNT_ID` gives it). Each learns
+//! the kept mounts its own way, so that it compares ids of one kind.
 //!
 //! The kept mounts are learned once, when a process starts, from the paths
 //! of the two variables (`protocol::KEEP`, `protocol::ONLY`), into a
@@ -13,7 +15,7 @@
 //! asked to keep.
 
 /// Where a file is: its mount, where the kernel names one (`statx`'s
-/// `stx_mnt_id` with `STATX_MNT_ID`, Linux 5.8; `fdinfo`'s `mnt_id`), and
+/// `stx_mnt_id`, Linux 5.8, unique from 6.8; `fdinfo`'s `mnt_id`), and
 /// the device of its file system (`st_dev`; `/proc/PID/maps` names only
 /// this).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

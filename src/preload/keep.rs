@@ -3,8 +3,8 @@
 //! file, under the rule both products share (`durability::mount`).
 //!
 //! The paths of the two variables are resolved once, on the first sync
-//! the process makes, each to the mount that holds it (`statx(2)` with
-//! `STATX_MNT_ID`; the device where the kernel has no mount ids), into a
+//! the process makes, each to the mount that holds it (`statx(2)`: its
+//! unique id, else its id, else the device; `statx.rs`), into a
 //! fixed table: no allocation, no lock. The thread that learns it first
 //! keeps it for all; one that asks while another is still learning learns
 //! its own copy on its stack, once. The kept paths are kept too (4 KiB at
@@ -25,11 +25,8 @@ use crate::durability::mount::{Mount, Scope, WholeSync};
 use crate::errno;
 use crate::kernel::{close_own, open_own, raw};
 use crate::maps::{self, Mapping};
-use crate::policy;
 use crate::protocol::{self, mount_path_ok, parse_paths};
-
-/// `STATX_MNT_ID` (Linux 5.8): `stx_mnt_id` is filled.
-const STATX_MNT_ID: u32 = 0x1000;
+use crate::{policy, statx};
 
 /// The most bytes of kept paths kept for `sync()`, NULs included.
 const PATHS_MAX: usize = 4096;
@@ -74,23 +71,7 @@ fn c_path<'a>(path: &[u8], buffer: &'a mut [u8; PATHS_MAX]) -> Option<&'a CStr> 
 /// The mount of `path` under `dirfd`, with statx's `flags`; `None` where
 /// it cannot be told. errno is left as it was.
 fn statx_mount(dirfd: c_int, path: *const c_char, flags: c_int) -> Option<Mount> {
-    let saved = errno::get();
-    // SAFETY: statx is plain data, for which zero is a valid value.
-    let mut stat: libc::statx = unsafe { core::mem::zeroed() };
-    let args = [
-        dirfd.into(),
-        path as c_long,
-        flags.into(),
-        STATX_MNT_ID.into(),
-        &raw mut stat as c_long,
-        0,
-    ];
-    let done = raw(libc::SYS_statx, args) == 0;
-    errno::set(saved);
-    done.then(|| Mount {
-        id: (stat.stx_mask & STATX_MNT_ID != 0).then_some(stat.stx_mnt_id),
-        dev: (stat.stx_dev_major, stat.stx_dev_minor),
-    })
+    statx::of(dirfd, path, flags).ok().map(|found| found.mount)
 }
 
 /// The mount that holds `entry`, a path of one of the variables.
@@ -167,6 +148,13 @@ pub fn warm_up() {
     }
 }
 
+/// Whether a variable scopes the eating: then a sync asks where its file
+/// is.
+#[inline(always)]
+pub fn scoped() -> bool {
+    policy::switches().scoped()
+}
+
 /// Whether a sync on `fd`'s file is eaten: always when no variable scopes
 /// the eating, else by the rule.
 #[inline(always)]
@@ -177,7 +165,14 @@ pub fn eats_fd(fd: c_int) -> bool {
 #[cold]
 #[inline(never)]
 fn scoped_eats_fd(fd: c_int) -> bool {
-    let at = statx_mount(fd, c"".as_ptr(), libc::AT_EMPTY_PATH);
+    eats_at(statx_mount(fd, c"".as_ptr(), libc::AT_EMPTY_PATH))
+}
+
+/// Whether a sync on a file at `at` (`None`: not known) is eaten, by the
+/// scope learned; for a caller that knows the scope is set and asked the
+/// mount itself (`statx::of`).
+#[inline(always)]
+pub fn eats_at(at: Option<Mount>) -> bool {
     with_learned(|learned| learned.scope.eats(at))
 }
 

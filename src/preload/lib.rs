@@ -37,7 +37,8 @@ mod maps;
 // 2f: the command's plain seccomp filter, installed before such a program.
 mod image;
 mod seccomp;
-// Floor 3, in steps: which mounts keep their syncs (keep by mount);
+// Floor 3, in steps: what one statx tells of a file (its kind, its
+// mount, the mount's file system); which mounts keep their syncs (keep by mount);
 // which file system a skip was on; where syncs were
 // skipped, for --sync-at-exit; what was skipped and where, for --report,
 // which tells --sync-at-exit's record too.
@@ -45,6 +46,7 @@ mod flush;
 mod keep;
 mod place;
 mod report;
+mod statx;
 // Floor 4: one decision per durability request, by libc area.
 mod mman;
 mod open;

@@ -21,7 +21,7 @@ use crate::errno::{self, fail};
 use crate::kernel::raw;
 use crate::place::Place;
 use crate::report::{self, Skip, count};
-use crate::{durability, flush, keep, policy};
+use crate::{durability, flush, keep, policy, statx};
 
 /// What a descriptor is to the sync calls.
 #[derive(Debug, PartialEq)]
@@ -77,22 +77,8 @@ fn slow_target(fd: c_int) -> Result<Target, c_int> {
         return Err(-1);
     }
     // SAFETY: fstat succeeded, so the kernel filled the whole struct.
-    let kind = match unsafe { status.assume_init() }.st_mode & libc::S_IFMT {
-        libc::S_IFREG => Kind::Regular,
-        libc::S_IFDIR => Kind::Directory,
-        libc::S_IFBLK => Kind::BlockDevice,
-        _ => Kind::Other,
-    };
-    let disk_fs = matches!(kind, Kind::Regular | Kind::Directory) && {
-        let mut fs = MaybeUninit::<libc::statfs>::uninit();
-        let asked = [fd.into(), fs.as_mut_ptr() as c_long, 0, 0, 0, 0];
-        raw(libc::SYS_fstatfs, asked) == 0 && {
-            // SAFETY: fstatfs succeeded, so the kernel filled the whole struct.
-            let magic = unsafe { fs.assume_init() }.f_type;
-            #[allow(clippy::unnecessary_cast)] // f_type's width is the architecture's
-            durability::disk_fs_magic(magic as i64)
-        }
-    };
+    let kind = statx::kind_of(unsafe { status.assume_init() }.st_mode);
+    let disk_fs = matches!(kind, Kind::Regular | Kind::Directory) && statx::fs_on_disk(fd);
     Ok(if durability::reaches_disk(kind, disk_fs) {
         Target::Storage
     } else {
@@ -113,12 +99,17 @@ fn answer(
     number: c_long,
     args: [c_long; 6],
 ) -> c_int {
-    let disk = match target(fd) {
+    let found = if keep::scoped() {
+        scoped_target(fd)
+    } else {
+        target(fd).map(|target| (target, true))
+    };
+    let (disk, eaten) = match found {
         Err(failed) => return failed,
-        Ok(found) => found == Target::Storage,
+        Ok((target, eaten)) => (target == Target::Storage, eaten),
     };
     // On a kept mount, the call goes to the kernel as made.
-    if disk && !keep::eats_fd(fd) {
+    if disk && !eaten {
         return kept(kind, fd, number, args);
     }
     match durability::sync_verdict(call, disk) {
@@ -126,6 +117,52 @@ fn answer(
         Verdict::Fail(code) => fail(code),
         Verdict::Kernel => kernel(number, args),
     }
+}
+
+/// [`target`] with kept mounts, and whether a sync of `fd` is eaten there
+/// (`keep.rs`). One `statx` tells the descriptor's mount and what it is;
+/// a file or folder of a disk's file system (`statx::disk_fs`, asked once
+/// per mount) or a block device that is eaten costs one `fcntl` more,
+/// which tells an `O_PATH` descriptor (EBADF, as the sync calls give it).
+/// Anything else is told as without kept mounts ([`target`]): a file
+/// system not known to keep its data on a disk, a kernel without unique
+/// mount ids, a `statx` refused. A kept one goes to the kernel, which
+/// answers for itself. errno is left as it was unless the answer is an
+/// error.
+#[inline(never)]
+fn scoped_target(fd: c_int) -> Result<(Target, bool), c_int> {
+    let found = match statx::of_fd(fd) {
+        Ok(found) => found,
+        Err(libc::EBADF) => return Err(fail(libc::EBADF)),
+        // Refused (a sandbox's filter, an old kernel): unsure, so kept.
+        Err(_) => return Ok((target(fd)?, keep::eats_at(None))),
+    };
+    let eaten = keep::eats_at(Some(found.mount));
+    let storage = match (found.kind, found.mount.id) {
+        (Kind::Other, _) => false,
+        (Kind::BlockDevice, _) => true,
+        (_, Some(id)) if found.unique => statx::disk_fs(id, fd),
+        _ => false,
+    };
+    if !storage {
+        let other = found.kind == Kind::Other;
+        return Ok((
+            if other {
+                Target::Elsewhere
+            } else {
+                target(fd)?
+            },
+            eaten,
+        ));
+    }
+    if eaten {
+        let flags = statx::open_flags(fd);
+        if flags < 0 || flags & c_long::from(libc::O_PATH) != 0 {
+            // Closed since, by another thread, or O_PATH.
+            return Err(fail(libc::EBADF));
+        }
+    }
+    Ok((Target::Storage, eaten))
 }
 
 /// The call made as asked, for a descriptor that reaches no disk: a path
@@ -158,9 +195,13 @@ pub fn fsync_status(fd: c_int, number: c_long) -> c_int {
 /// (`keep.rs`). errno is left as it was. Nothing is counted.
 pub fn fsync_eatable(fd: c_int) -> bool {
     let saved = errno::get();
-    let answer = target(fd);
+    let answer = if keep::scoped() {
+        scoped_target(fd)
+    } else {
+        target(fd).map(|target| (target, true))
+    };
     errno::set(saved);
-    answer == Ok(Target::Storage) && keep::eats_fd(fd)
+    answer == Ok((Target::Storage, true))
 }
 
 /// Success, counted as a skip of `kind`, with `fd`'s file system recorded.

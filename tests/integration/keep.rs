@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{Run, command, probe, whole_machine_sync};
+use crate::common::{Run, TempDir, command, probe, whole_machine_sync};
 use crate::loopfs::LoopFs;
 
 /// Syncs each probe run makes on each file system.
@@ -257,4 +257,49 @@ fn a_path_that_is_not_there_is_bad_usage() {
         .args(["none", "1", "/dev/null"])
         .run();
     assert!(fine.output.status.success(), "{}", fine.stderr());
+}
+
+/// Under kept mounts, a sync the library eats is told by its mount and
+/// kind (one `statx`) and its open flags (`fcntl`: `O_PATH`), not by the
+/// `ioctl` it asks without (`src/preload/sync.rs`): every answer of the
+/// error probe (a closed, an `O_PATH` descriptor, pipes, sockets, devices,
+/// `/proc`, a folder, tmpfs) is the kernel's whichever mounts are kept or
+/// eaten, and the successful fsyncs that reach the kernel are those of the
+/// kept mounts: the probe's file and folder (on one mount, the scratch
+/// folder's) and its tmpfs file.
+#[test]
+fn kept_mounts_change_no_answer_a_sync_gets() {
+    let dir = TempDir::new("keep-errors");
+    let program = probe("sync_errors", &[]);
+    let run = |scope: Option<(&str, &Path)>| {
+        let mut run = Run::new(&program)
+            .arg(dir.join("data"))
+            .cwd(dir.path())
+            .trace(&["fsync"]);
+        if let Some((name, value)) = scope {
+            run = run.preload(true).env(name, value);
+        }
+        let outcome = run.run().success();
+        let made = outcome.calls_of("fsync");
+        let flushed = made.iter().filter(|call| call.ends_with("= 0")).count();
+        (outcome.stdout(), flushed)
+    };
+    let (plain, flushed) = run(None);
+    assert!(plain.contains("fsync(O_PATH): EBADF"), "{plain}");
+    // The file and the folder, and the tmpfs file where /dev/shm is one.
+    let tmpfs = flushed
+        .checked_sub(2)
+        .expect("the control's file and folder");
+    let proc_fs = Path::new("/proc");
+    for (name, value, kept) in [
+        ("EATMYDATA_KEEP", proc_fs, 0),
+        ("EATMYDATA_KEEP", dir.path(), 2),
+        ("EATMYDATA_ONLY", dir.path(), tmpfs),
+        ("EATMYDATA_ONLY", proc_fs, 2 + tmpfs),
+    ] {
+        let (under, flushed) = run(Some((name, value)));
+        let what = format!("{name}={}", value.display());
+        assert_eq!(under, plain, "{what}: an answer changed");
+        assert_eq!(flushed, kept, "{what}: the fsyncs made");
+    }
 }

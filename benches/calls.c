@@ -14,12 +14,22 @@
  *   write-fsync pwrite of 4 KiB then fsync: what a commit costs
  *   mmap        mmap + munmap of an anonymous page: the io_uring hooks' cost
  *               to a program that never sets up a ring
+ *
+ * and bare kernel calls, made by syscall(2), which no hook sees: what the
+ * calls a hook makes cost by themselves on this machine (PATH opened once)
+ *   getppid     the cheapest call there is
+ *   ioctl       ioctl(FS_IOC_GETFLAGS)
+ *   fcntl       fcntl(F_GETFL)
+ *   statx       statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID_UNIQUE)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "child.h"
@@ -30,10 +40,38 @@ static void fail(const char *what)
 	exit(1);
 }
 
+/* N bare kernel calls of MODE on PATH, through syscall(2); their time. */
+static int bare_calls(const char *mode, long long n, const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		fail("open");
+	long flags = 0;
+	struct statx st;
+	unsigned mask = STATX_TYPE | 0x1000 /* STATX_MNT_ID */ | 0x4000 /* _UNIQUE */;
+	long long start = now();
+	for (long long i = 0; i < n; i++) {
+		long rc;
+		if (mode[0] == 'g')
+			rc = syscall(SYS_getppid) > 0 ? 0 : -1;
+		else if (mode[0] == 'i')
+			rc = syscall(SYS_ioctl, fd, FS_IOC_GETFLAGS, &flags);
+		else if (mode[0] == 'f')
+			rc = syscall(SYS_fcntl, fd, F_GETFL) < 0 ? -1 : 0;
+		else
+			rc = syscall(SYS_statx, fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, mask, &st);
+		if (rc)
+			fail(mode);
+	}
+	printf("%lld\n", now() - start);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: calls open|openat|fsync|write-fsync|mmap N PATH\n");
+		fprintf(stderr, "usage: calls open|openat|fsync|write-fsync|mmap|"
+			"getppid|ioctl|fcntl|statx N PATH\n");
 		return 2;
 	}
 	const char *mode = argv[1], *path = argv[3];
@@ -41,6 +79,10 @@ int main(int argc, char **argv)
 	static char block[4096];
 	int fd = -1;
 
+	int bare = !strcmp(mode, "getppid") || !strcmp(mode, "ioctl") ||
+		   !strcmp(mode, "fcntl") || !strcmp(mode, "statx");
+	if (bare)
+		return bare_calls(mode, n, path);
 	if (strstr(mode, "fsync")) {
 		fd = open(path, O_RDWR | O_CREAT, 0644);
 		if (fd < 0)

@@ -168,7 +168,55 @@ def waits(workloads, results):
             lines += ["", f"{module.NAME}, each run: {key}, and the machine over the run:", "",
                       f"| variant | {key} | machine idle s | steal s | switches |",
                       "|---|--:|--:|--:|--:|"] + rows
+            if unit != "tps":
+                lines += steal_fits(outcome, key)
     return lines
+
+
+def steal_fit(points):
+    """(intercept, slope) of the least-squares line through (steal, time)
+    points, or None where steal does not explain the times: fewer than
+    three runs, steal that hardly varied (under a second), a line that
+    leaves much of the spread unexplained (r² under 0.9), or one that
+    no CPU taken away can make (a negative slope, or above 2 s a second)."""
+    if len(points) < 3:
+        return None
+    steals = [steal for steal, _ in points]
+    if max(steals) - min(steals) < 1.0:
+        return None
+    mean_steal = statistics.fmean(steals)
+    mean_time = statistics.fmean(time for _, time in points)
+    spread = sum((time - mean_time) ** 2 for _, time in points)
+    slope = (sum((steal - mean_steal) * (time - mean_time) for steal, time in points)
+             / sum((steal - mean_steal) ** 2 for steal in steals))
+    intercept = mean_time - slope * mean_steal
+    unexplained = sum((time - intercept - slope * steal) ** 2 for steal, time in points)
+    if spread == 0 or 1 - unexplained / spread < 0.9 or not 0 < slope <= 2:
+        return None
+    return intercept, slope
+
+
+def steal_fits(outcome, key):
+    """Each variant's time against the steal of its runs: a virtual
+    machine's CPUs taken by the host lengthen a run of round trips by
+    about the time taken, so two variants are compared fairly at the
+    same steal. The line through each variant's runs, and where it
+    meets no steal; a variant whose times steal does not explain
+    ([`steal_fit`]) is left out."""
+    rows = []
+    for variant, data in outcome.items():
+        points = [(run["machine steal"], run[key]) for run in data["runs"]
+                  if key in run and "machine steal" in run]
+        fitted = steal_fit(points)
+        if fitted:
+            at_none, slope = fitted
+            rows.append(f"| {variant} | {len(points)} | {slope:.2f} | {number(at_none, 's')} |")
+    if not rows:
+        return []
+    return ["", f"{key} against steal, per variant whose times steal explains "
+            "(least squares over its runs, r² at least 0.9):", "",
+            "| variant | runs | seconds per second of steal | at no steal |",
+            "|---|--:|--:|--:|"] + rows
 
 
 def chart_data(workloads, results, describe_all, everything=True):

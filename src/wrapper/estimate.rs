@@ -98,7 +98,7 @@ pub fn name(mounts: &[Mount], device: Device) -> Option<String> {
 /// The note under an estimate: how it was made.
 pub fn how() -> String {
     format!(
-        "An estimate: up to {} flushes timed on each file system just now, in {} rounds, at the cost of one flush each (a {} KiB page of a scratch file appended and fsynced, or rewritten and fdatasynced); the middle half of them, times the count, is the range; a program's own flush may carry more or less, and the machine's load changes.",
+        "An estimate: up to {} flushes timed on each file system just now, in {} rounds, at the cost of one flush each (a {} KiB page of a scratch file appended and fsynced, or rewritten and fdatasynced), less the time the timing waited for a CPU; the middle half of them, times the count, is the range; a program's own flush may carry more or less, and the machine's load changes.",
         timing::SAMPLES,
         timing::ROUNDS,
         timing::SIZE / 1024,

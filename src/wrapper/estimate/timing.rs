@@ -9,8 +9,11 @@
 //! `fdatasync(2)`ed (its data alone, as a database's page or a reused log
 //! costs). Each sample costs what it times, one flush; the timing stops
 //! early, after a whole round, once it has taken [`BUDGET`], on a disk slow
-//! enough for a few to tell. What the samples say is a [`Spread`]: the
-//! typical flush and the middle half of them.
+//! enough for a few to tell. Each sample is the flush's time less what
+//! this thread spent waiting for a CPU meanwhile ([`run_delay`]): on a
+//! busy machine that wait, not the flush, made most of a sample. What
+//! the samples say is a [`Spread`]: the typical flush and the middle half
+//! of them.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write as _};
@@ -116,6 +119,7 @@ fn time_in(folder: &Path) -> io::Result<Vec<Duration>> {
             std::thread::sleep(APART);
         }
         for turn in 0..PER_ROUND {
+            let waited = run_delay();
             let sample = Instant::now();
             if turn.is_multiple_of(2) {
                 file.write_all(&page)?;
@@ -124,12 +128,33 @@ fn time_in(folder: &Path) -> io::Result<Vec<Duration>> {
                 file.write_all_at(&page, 0)?;
                 real::fdatasync(file.as_raw_fd())?;
             }
-            samples.push(sample.elapsed());
+            let took = sample.elapsed();
+            let waited = run_delay().saturating_sub(waited);
+            samples.push(took.saturating_sub(waited));
         }
     }
     drop(file);
     drop(scratch);
     Ok(samples)
+}
+
+/// How long this thread has waited for a CPU, runnable, since it began:
+/// the second figure of `/proc/thread-self/schedstat` (nanoseconds), zero
+/// where the kernel does not say. Taken off each sample: on a busy machine
+/// the thread whose flush completed waits its turn before it can read the
+/// clock, as long again as the flush or ten times longer, and the program
+/// whose flushes were skipped did not wait for the report's turn.
+fn run_delay() -> Duration {
+    fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|text| waited_for_cpu(&text))
+        .unwrap_or_default()
+}
+
+/// The run-queue wait in a `schedstat` line (`RUN WAITED SLICES`).
+fn waited_for_cpu(schedstat: &str) -> Option<Duration> {
+    let nanos = schedstat.split_ascii_whitespace().nth(1)?.parse().ok()?;
+    Some(Duration::from_nanos(nanos))
 }
 
 /// What the samples as taken (the kinds in turn) say a flush takes.
@@ -187,6 +212,22 @@ fn median(mut samples: Vec<Duration>) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wait_for_a_cpu_is_read_from_schedstat() {
+        assert_eq!(
+            waited_for_cpu("2066743 120825 17\n"),
+            Some(Duration::from_nanos(120825))
+        );
+        assert_eq!(waited_for_cpu(""), None);
+        assert_eq!(waited_for_cpu("12 x 3"), None);
+        // This thread's own, when the kernel keeps it.
+        if Path::new("/proc/thread-self/schedstat").exists() {
+            let before = run_delay();
+            std::thread::yield_now();
+            assert!(run_delay() >= before);
+        }
+    }
 
     #[test]
     fn the_typical_flush_is_the_mean_of_each_kinds_median() {

@@ -4,6 +4,8 @@
  *
  *   seccomp_sync calls          one line per call: NAME=0 or NAME=ERRNONAME
  *   seccomp_sync loop FILE N    N times: write a block to FILE, fsync it
+ *   seccomp_sync timed FILE N   the same, and how long the fsyncs took:
+ *                               synced N in SECONDS s
  *   seccomp_sync whoami         euid, NoNewPrivs and Seccomp of this process
  *   seccomp_sync flags FILE N   opens FILE with O_SYNC, O_DSYNC (open, openat,
  *                               openat2) and O_DIRECT and says whether each
@@ -24,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static void show(const char *name, long result) {
@@ -87,16 +90,29 @@ static int calls(void) {
     return 0;
 }
 
-static int loop(const char *path, long count) {
+static double seconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec + now.tv_nsec / 1e9;
+}
+
+/* With `timed`, also says how long its fsyncs took, together. */
+static int loop(const char *path, long count, int timed) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) { perror(path); return 1; }
     char block[4096];
     memset(block, 'x', sizeof block);
+    double in_fsync = 0;
     for (long i = 0; i < count; i++) {
         if (pwrite(fd, block, sizeof block, (off_t)(i % 16) * 4096) != sizeof block) { perror("pwrite"); return 1; }
+        double start = seconds();
         if (fsync(fd) != 0) { perror("fsync"); return 1; }
+        in_fsync += seconds() - start;
     }
-    printf("synced %ld\n", count);
+    if (timed)
+        printf("synced %ld in %.6f s\n", count, in_fsync);
+    else
+        printf("synced %ld\n", count);
     return close(fd);
 }
 
@@ -183,10 +199,11 @@ static int threads(const char *path) {
 
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "calls") == 0) return calls();
-    if (argc == 4 && strcmp(argv[1], "loop") == 0) return loop(argv[2], atol(argv[3]));
+    if (argc == 4 && strcmp(argv[1], "loop") == 0) return loop(argv[2], atol(argv[3]), 0);
+    if (argc == 4 && strcmp(argv[1], "timed") == 0) return loop(argv[2], atol(argv[3]), 1);
     if (argc == 2 && strcmp(argv[1], "whoami") == 0) return whoami();
     if (argc == 4 && strcmp(argv[1], "flags") == 0) return flags(argv[2], atol(argv[3]));
     if (argc == 3 && strcmp(argv[1], "threads") == 0) return threads(argv[2]);
-    fprintf(stderr, "usage: %s calls | loop FILE N | whoami | flags FILE N | threads FILE\n", argv[0]);
+    fprintf(stderr, "usage: %s calls | loop FILE N | timed FILE N | whoami | flags FILE N | threads FILE\n", argv[0]);
     return 2;
 }

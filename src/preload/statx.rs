@@ -47,7 +47,7 @@ pub struct Stat {
 /// file system is not asked.
 pub fn of(dirfd: c_int, path: *const c_char, flags: c_int) -> Result<Stat, c_int> {
     let saved = errno::get();
-    let mut stat = MaybeUninit::<libc::statx>::zeroed();
+    let mut stat = MaybeUninit::<libc::statx>::uninit();
     let flags = flags | libc::AT_STATX_DONT_SYNC;
     let args = [
         dirfd.into(),
@@ -62,7 +62,8 @@ pub fn of(dirfd: c_int, path: *const c_char, flags: c_int) -> Result<Stat, c_int
         errno::set(saved);
         return Err(failed);
     }
-    // SAFETY: zeroed plain data, filled by the kernel.
+    // SAFETY: statx succeeded, and the kernel copies out the whole struct
+    // (what it does not fill, zeroed).
     let stat = unsafe { stat.assume_init() };
     let has_id = stat.stx_mask & (STATX_MNT_ID | STATX_MNT_ID_UNIQUE) != 0;
     Ok(Stat {

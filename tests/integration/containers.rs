@@ -16,6 +16,7 @@ use crate::loopfs::LoopFs;
 
 mod account; // the account of what the runtime saved: many containers, garbage, a torn record
 mod action; // the GitHub Action: main and post with node, a runner's Docker, apt in a tree
+pub mod at_home; // the runtime podman runs: a script naming the test's root home (podman passes no environment)
 mod barrier; // one syncfs at the end of each build step, after its last write, before the next: podman build, BuildKit
 mod builds; // Dockerfiles whose RUN steps sync, built by BuildKit, the legacy builder and podman
 mod cases; // what every engine runs: servers, programs, the off switch, beside runc

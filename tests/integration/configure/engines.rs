@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::{RUNTIME, configure_ok, containerd_config};
 use crate::common::{TempDir, registered_runtime, wait_until};
+use crate::containers::at_home::{podman_at_home, wait_for_a_record_at_home};
 use crate::containers::{RUNTIME_MOUNTED as MOUNTED, conf as podman_test_conf};
 
 /// `containerd --config FILE config dump`: the config as containerd reads it.
@@ -118,6 +119,9 @@ fn a_podman_container_runs_through_the_runtime_registered_as_its_default() {
             runtime,
         ],
     );
+    // podman hands the runtime no environment: the entry configure wrote
+    // executed through a script that names the test's root home.
+    podman_at_home(&config);
     // A static program gets the runtime's rules and no LD_PRELOAD
     // (durability::exec): the library bound in its /dev shows the runtime.
     let eaten = run();
@@ -126,6 +130,7 @@ fn a_podman_container_runs_through_the_runtime_registered_as_its_default() {
         eaten.contains(&format!("\nfile {MOUNTED} present\n")),
         "{eaten}"
     );
+    wait_for_a_record_at_home();
 }
 
 /// A podman container of the test's own, removed when dropped.

@@ -17,9 +17,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use super::at_home::runtime_at_home;
 use super::builds::probe_tree;
 use super::docker26::{Docker26, Runtime};
-use super::engine::runtime;
 use super::{Image, podman};
 use crate::common::{TempDir, probe};
 use crate::loopfs::LoopFs;
@@ -173,7 +173,9 @@ fn podman_build_steps_end_with_one_flush_of_what_they_wrote() {
     let disk = LoopFs::new("barrier-podman-disk", 64);
     let volume = format!("{}:/data", disk.path().display());
     let traces = dir.join("traces");
-    let traced = traced_runtime(&dir, &traces, &runtime());
+    // The runtime as podman is given it: through the script that names
+    // the test's root home (`at_home.rs`).
+    let traced = traced_runtime(&dir, &traces, &runtime_at_home());
     let runc = PathBuf::from("/usr/sbin/runc");
     let tag = Image(format!(
         "localhost/eatmydata-test/barrier-built-{}",

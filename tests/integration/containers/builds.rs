@@ -16,10 +16,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use super::at_home::{installed_command, podman_at_home};
 use super::docker26::{Docker26, Runtime};
-use super::engine::{register_default, runtime};
+use super::engine::register_default;
 use super::{Image, conf, data_volume, podman};
-use crate::common::{Flushes, TempDir, command, floor_writing, probe};
+use crate::common::{Flushes, TempDir, floor_writing, probe};
 use crate::loopfs::LoopFs;
 
 /// The fsyncs of the RUN step: some 800 flushes above the floor.
@@ -383,6 +384,9 @@ fn podman_builds_reach_the_default_runtime() {
     let registered = dir.join("containers.conf");
     fs::copy(conf(), &registered).expect("copy containers.conf");
     register_default("podman", &registered);
+    // podman hands the runtime no environment: it is given the script
+    // that names the test's root home (`at_home.rs`), by name and typed.
+    podman_at_home(&registered);
     let disk = LoopFs::new("builds-podman-disk", 64);
     let volume = data_volume(&disk);
     let foreign = foreign_context(&sources, PODMAN_BASE, "/data/synced", SYNCS);
@@ -400,8 +404,7 @@ fn podman_builds_reach_the_default_runtime() {
     ] {
         let image = Image(format!("eatmydata-test/built-podman-{name}"));
         let mut podman = if typed {
-            runtime(); // eatmydata-runtime beside the command, as installed
-            let mut eatmydata = Command::new(command());
+            let mut eatmydata = Command::new(installed_command());
             eatmydata.arg("podman");
             eatmydata
         } else {

@@ -6,15 +6,16 @@
 
 use std::process::{Command, Stdio};
 
-use super::engine::runtime;
+use super::at_home::{installed_command, wait_for_a_record_at_home};
 use super::{MuslImage, ROUNDS, conf, data_volume, floor_program, podman_ok, rounds, text};
 use crate::common::{Flushes, Libc, command, probe, probe_for};
 use crate::loopfs::LoopFs;
 
-/// `eatmydata podman ARGS`, with the tests' podman settings.
+/// `eatmydata podman ARGS`, with the tests' podman settings: the command
+/// installed with the runtime beside it that keeps to the test's root
+/// home (podman hands it no environment: `at_home.rs`).
 fn eatmydata_podman(args: &[&str]) -> std::process::Output {
-    runtime(); // eatmydata-runtime beside the command, as installed
-    let output = Command::new(command())
+    let output = Command::new(installed_command())
         .arg("podman")
         .args(args)
         .env("CONTAINERS_CONF", conf())
@@ -50,6 +51,7 @@ fn eatmydata_podman_run_reaches_a_dynamic_program() {
         ours.lines().all(|l| l.contains("sync=0 dsync=0 direct=0")),
         "{ours}"
     );
+    wait_for_a_record_at_home();
 }
 
 #[test]
@@ -84,6 +86,7 @@ fn eatmydata_podman_run_reaches_a_static_program() {
     // The client itself ran without the library or a filter: nothing said.
     let output = output.unwrap();
     assert!(output.stderr.is_empty(), "{}", text(&output));
+    wait_for_a_record_at_home();
 }
 
 #[test]

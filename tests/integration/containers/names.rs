@@ -9,7 +9,6 @@
 //! again, it is counted again, under the same id and name.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -17,6 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::account::{Accounted, IMAGE, tiny_image};
+use super::at_home::naming_home;
 use super::cases::DYNAMIC;
 use super::containerd::{Containerd, load, runc_root};
 use super::cri::{pod, section};
@@ -25,8 +25,8 @@ use super::daemon::StoreLock;
 use super::engine::runtime;
 use super::engine::{CACHE, Job};
 use super::podman;
-use crate::common::TempDir;
 use crate::common::home::RootHome;
+use crate::common::{TempDir, registered_runtime};
 use crate::loopfs::LoopFs;
 
 /// The records of `report` with `id`.
@@ -146,9 +146,10 @@ fn docker_containers_are_named_and_counted_each_time_they_stop() {
 
 /// podman on storage of the test's own (its run folder under /run:
 /// podman takes no longer one), the runtime by its path, root's home (the
-/// account, the containers' folders) the test's own: conmon hands the
-/// runtime none of podman's environment, so the runtime podman is given
-/// is a script that names the home and executes `eatmydata-runtime`.
+/// account, the containers' folders) the test's own: podman hands the
+/// runtime none of its environment, so the runtime podman is given is a
+/// script that names the home and executes `eatmydata-runtime`
+/// (`at_home.rs`).
 struct Podman {
     dir: TempDir,
     run: RunDir,
@@ -189,18 +190,8 @@ fn podman_containers_are_named_by_their_storage() {
     let tar = tiny_image(&podman.dir.join("image"));
     let image = "localhost/eatmydata-test/names:1";
     podman.ok(&["import", "--quiet", tar.to_str().unwrap(), image]);
-    let runtime = runtime();
-    let script = podman.dir.join("eatmydata-runtime-accounted");
-    fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nEATMYDATA_HOME='{}' exec '{}' \"$@\"\n",
-            podman.home.path().display(),
-            runtime.display()
-        ),
-    )
-    .unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let script = podman.home.join("eatmydata-runtime");
+    naming_home(&script, podman.home.path(), &registered_runtime());
     let run = |runtime: &Path, name: &str| {
         podman.ok(&[
             "--runtime",

@@ -2,12 +2,15 @@
 //! PATH`, and by name (`--runtime eatmydata`) once `eatmydata-runtime
 //! configure podman` registered it in a copy of the tests' containers.conf.
 //! podman has no daemon: each run starts its own conmon and runtime. The
-//! control runs with the runc of the tests' containers.conf.
+//! control runs with the runc of the tests' containers.conf. podman hands
+//! the runtime no environment, so what it is given, by path or by name, is
+//! the script that names the test's root home (`at_home.rs`).
 
 use std::fs;
 
+use super::at_home::{podman_at_home, runtime_at_home, wait_for_a_record_at_home};
 use super::cases::{self, STATIC};
-use super::engine::{Engine, Job, Ran, register, runtime};
+use super::engine::{Engine, Job, Ran, register};
 use super::image::test_image;
 use super::podman;
 use crate::common::TempDir;
@@ -47,6 +50,7 @@ impl Podman {
         let conf = dir.join("containers.conf");
         fs::copy(super::conf(), &conf).expect("copy containers.conf");
         register("podman", &conf);
+        podman_at_home(&conf);
         Podman {
             registered: Some(dir),
             ..Podman::by_path()
@@ -68,7 +72,7 @@ impl Engine for Podman {
         match (&self.registered, job.eaten) {
             (_, false) => {}
             (None, true) => {
-                podman.arg("--runtime").arg(runtime());
+                podman.arg("--runtime").arg(runtime_at_home());
             }
             (Some(dir), true) => {
                 podman.env("CONTAINERS_CONF", dir.join("containers.conf"));
@@ -94,6 +98,7 @@ impl Engine for Podman {
 #[test]
 fn a_mariadb_container_under_podman_with_the_runtime_by_path() {
     cases::server(&Podman::by_path(), "mariadb");
+    wait_for_a_record_at_home();
 }
 
 #[test]
@@ -101,4 +106,5 @@ fn static_and_disabled_containers_under_podman_with_the_runtime_by_name() {
     let podman = Podman::by_name();
     cases::program(&podman, "static C", STATIC);
     cases::disabled(&podman);
+    wait_for_a_record_at_home();
 }

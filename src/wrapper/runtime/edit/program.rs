@@ -39,7 +39,8 @@ const SCRIPT_HEAD: usize = 256;
 /// Inits seen through, one running the next, before the last is judged
 /// itself (as a static program).
 const MAX_INITS: usize = 4;
-/// glibc's `execvp` search when `PATH` is unset, which an init's is.
+/// `execvp`'s search when `PATH` is unset: glibc's, which tini, catatonit
+/// and dumb-init are built with.
 const EXECVP_PATH: &str = "/bin:/usr/bin";
 
 /// The paths inside the rootfs where `arg0` may be, in the order runc

@@ -161,6 +161,11 @@ pub mod open;
 #[path = "durability/exec.rs"]
 pub mod exec;
 
+/// The inits whose program is judged in their place, and where in their
+/// arguments it is.
+#[path = "durability/init.rs"]
+pub mod init;
+
 /// Whose loader a `PT_INTERP` path names.
 #[path = "durability/loader.rs"]
 pub mod loader;

@@ -16,7 +16,8 @@
 use core::ffi::{CStr, c_char, c_int, c_long};
 use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
-use crate::durability::exec::{self, Context, Place, Why};
+use crate::durability::exec::{self, Context, Image, Place, Why};
+use crate::durability::init::Init;
 use crate::kernel::raw;
 use crate::protocol::{self, ChildFilter};
 use crate::{errno, image, objects, policy, seccomp};
@@ -81,11 +82,12 @@ fn identity(path: &CStr) -> Option<(u64, u64)> {
 /// flags)` finds it, or searched in `PATH` when `search` and it has no
 /// slash) started with `envp`: `envp` itself, or the room's slots.
 /// `spawn`: the call is `posix_spawn`, whose child libc makes and runs
-/// without us, rather than an exec of this process.
+/// without us, rather than an exec of this process. `argv`, the
+/// program's arguments, tell what a static init runs (`durability/init.rs`).
 ///
 /// # Safety
-/// `path` is a C string or null, `envp` a NULL-terminated array of C
-/// strings or null, `room` writable for `room_size` bytes.
+/// `path` is a C string or null, `argv` and `envp` NULL-terminated arrays
+/// of C strings or null, `room` writable for `room_size` bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn eatmydata_exec_env(
     dirfd: c_int,
@@ -93,6 +95,7 @@ pub unsafe extern "C" fn eatmydata_exec_env(
     flags: c_int,
     search: c_int,
     spawn: c_int,
+    argv: *const *const c_char,
     envp: *const *const c_char,
     room: *mut Room,
     room_size: usize,
@@ -106,12 +109,17 @@ pub unsafe extern "C" fn eatmydata_exec_env(
     // for the life of the process; the room is the caller's frame.
     let made = unsafe {
         let entries = Entries::of(envp);
+        let args = match argv.is_null() {
+            true => Entries(&[]),
+            false => Entries::of(argv),
+        };
         let ours = CStr::from_ptr(name);
         decide(
             entries,
             ours,
             (dirfd, CStr::from_ptr(path), flags),
             (search != 0, spawn != 0),
+            &args,
             &mut *room,
         )
     };
@@ -150,6 +158,7 @@ fn decide(
     ours: &CStr,
     program: (c_int, &CStr, c_int),
     (search, spawn): (bool, bool),
+    args: &Entries,
     room: &mut Room,
 ) -> Option<*const *const c_char> {
     let mut lists = entries.bytes().enumerate().filter_map(|(at, entry)| {
@@ -163,17 +172,28 @@ fn decide(
         return None;
     }
     let valgrind = entries.bytes().any(|entry| entry.starts_with(VALGRIND));
-    let context = Context {
+    let mut context = Context {
         user_sanitizer: exec::has_sanitizer(list),
         tracing: entries.bytes().any(|entry| entry.starts_with(TRACING)),
         here: here(ours),
         fits_musl: true,
         launcher: exec::launches(program.1.to_bytes(), valgrind),
     };
-    let image = match context.tracing || !context.here {
+    let mut image = match context.tracing || !context.here {
         true => None,
         false => found(program, search, image::of),
     };
+    if !context.launcher {
+        // The init's execvp searches the PATH of the environment it gets.
+        let path = entries
+            .bytes()
+            .find_map(|entry| entry.strip_prefix(b"PATH="));
+        let folders = path.unwrap_or(DEFAULT_PATH);
+        if let Some((run, seen)) = through_inits(image, program.1, args, folders) {
+            image = seen;
+            context.launcher = exec::launches(run.to_bytes(), valgrind);
+        }
+    }
     let place = exec::place(image, context);
     if let Place::Out(why) = place {
         filter_for(&entries, program, (search, spawn), why);
@@ -198,6 +218,46 @@ fn decide(
     Some(room.slots.as_ptr())
 }
 
+/// Inits seen through, one running the next, before the last is judged
+/// itself (as a static program); the runtime's limit too.
+const MAX_INITS: usize = 4;
+
+/// When the program (`image`, at `path`, started with `args`) is a static
+/// init (`durability/init.rs`), what it runs and what that is, found as
+/// the init's `execvp` finds it (in `folders`, its `PATH`), inits in
+/// inits too; `None` when it is no such init or runs nothing (the init
+/// itself is then judged).
+fn through_inits<'a>(
+    mut image: Option<Image>,
+    mut path: &'a CStr,
+    args: &Entries<'a>,
+    folders: &[u8],
+) -> Option<(&'a CStr, Option<Image>)> {
+    let mut args = args.0;
+    let mut seen = None;
+    for _ in 0..MAX_INITS {
+        if image.is_none_or(|image| image.loader.is_some()) {
+            break;
+        }
+        let name = path.to_bytes().rsplit(|&b| b == b'/').next()?;
+        let Some(at) = Init::named(name).and_then(|init| init.program(|n| arg(args, 1 + n))) else {
+            break;
+        };
+        args = args.get(1 + at..)?;
+        // SAFETY: each is a C string (`Entries::of`).
+        path = unsafe { CStr::from_ptr(*args.first()?) };
+        image = found_in((libc::AT_FDCWD, path, 0), Some(folders), image::of);
+        seen = Some((path, image));
+    }
+    seen
+}
+
+/// The `at`th of `args`, as bytes.
+fn arg<'a>(args: &[*const c_char], at: usize) -> Option<&'a [u8]> {
+    // SAFETY: each is a C string (`Entries::of`).
+    Some(unsafe { CStr::from_ptr(*args.get(at)?) }.to_bytes())
+}
+
 /// Whether the library's name, in this root, is still the library.
 fn here(ours: &CStr) -> bool {
     let own = (
@@ -211,15 +271,24 @@ fn here(ours: &CStr) -> bool {
 /// found as the exec call finds it: `PATH` searched for a name without a
 /// slash (the first candidate `read` tells of).
 fn found<T>(
-    (dirfd, path, flags): (c_int, &CStr, c_int),
+    program: (c_int, &CStr, c_int),
     search: bool,
     read: fn(c_int, &CStr, c_int) -> Option<T>,
 ) -> Option<T> {
-    let name = path.to_bytes();
-    if !search || name.contains(&b'/') || name.is_empty() {
-        return read(dirfd, path, flags);
-    }
     let folders = policy::variable("PATH").map_or(DEFAULT_PATH, CStr::to_bytes);
+    found_in(program, search.then_some(folders), read)
+}
+
+/// The same, searched in `folders` (a `PATH`) when given.
+fn found_in<T>(
+    (dirfd, path, flags): (c_int, &CStr, c_int),
+    folders: Option<&[u8]>,
+    read: fn(c_int, &CStr, c_int) -> Option<T>,
+) -> Option<T> {
+    let name = path.to_bytes();
+    let Some(folders) = folders.filter(|_| !name.contains(&b'/') && !name.is_empty()) else {
+        return read(dirfd, path, flags);
+    };
     let mut candidate = [0u8; 4096];
     folders.split(|&b| b == b':').find_map(|folder| {
         let folder = if folder.is_empty() {

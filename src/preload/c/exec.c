@@ -36,16 +36,17 @@
 #define EMD_CACHE(name) static void *next_##name;
 EMD_NEXT_EXEC(EMD_CACHE)
 
-/* The environment `envp` becomes for the program at `path`, executed by
- * this process or (`spawn`) by a child posix_spawn makes. */
-#define DECIDED(dirfd, path, flags, search, spawn, envp)                      \
-	eatmydata_exec_env(dirfd, path, flags, search, spawn, envp, &room,    \
-			   sizeof room)
+/* The environment `envp` becomes for the program at `path` started with
+ * `argv`, executed by this process or (`spawn`) by a child posix_spawn
+ * makes. */
+#define DECIDED(dirfd, path, flags, search, spawn, argv, envp)                \
+	eatmydata_exec_env(dirfd, path, flags, search, spawn, argv, envp,     \
+			   &room, sizeof room)
 
 int HOOK(execve)(const char *path, char *const argv[], char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(AT_FDCWD, path, 0, 0, 0, envp);
+	char *const *env = DECIDED(AT_FDCWD, path, 0, 0, 0, argv, envp);
 	PASS(execve, path, argv, env);
 }
 MATCHES(execve);
@@ -59,7 +60,7 @@ MATCHES(execv);
 int HOOK(execvpe)(const char *file, char *const argv[], char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(AT_FDCWD, file, 0, 1, 0, envp);
+	char *const *env = DECIDED(AT_FDCWD, file, 0, 1, 0, argv, envp);
 	PASS(execvpe, file, argv, env);
 }
 MATCHES(execvpe);
@@ -73,7 +74,7 @@ MATCHES(execvp);
 int HOOK(fexecve)(int fd, char *const argv[], char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(fd, "", AT_EMPTY_PATH, 0, 0, envp);
+	char *const *env = DECIDED(fd, "", AT_EMPTY_PATH, 0, 0, argv, envp);
 	PASS(fexecve, fd, argv, env);
 }
 MATCHES(fexecve);
@@ -82,7 +83,7 @@ int HOOK(execveat)(int dirfd, const char *path, char *const argv[],
 		   char *const envp[], int flags)
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(dirfd, path, flags, 0, 0, envp);
+	char *const *env = DECIDED(dirfd, path, flags, 0, 0, argv, envp);
 	PASS(execveat, dirfd, path, argv, env, flags);
 }
 MATCHES(execveat);
@@ -93,7 +94,7 @@ int HOOK(posix_spawn)(pid_t *pid, const char *path,
 		      char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(AT_FDCWD, path, 0, 0, 1, envp);
+	char *const *env = DECIDED(AT_FDCWD, path, 0, 0, 1, argv, envp);
 	PASS(posix_spawn, pid, path, actions, attr, argv, env);
 }
 MATCHES(posix_spawn);
@@ -104,7 +105,7 @@ int HOOK(posix_spawnp)(pid_t *pid, const char *file,
 		       char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(AT_FDCWD, file, 0, 1, 1, envp);
+	char *const *env = DECIDED(AT_FDCWD, file, 0, 1, 1, argv, envp);
 	PASS(posix_spawnp, pid, file, actions, attr, argv, env);
 }
 MATCHES(posix_spawnp);

@@ -55,8 +55,9 @@ struct emd_exec_room {
 	char preload[EMD_EXEC_BYTES];
 };
 char *const *eatmydata_exec_env(int dirfd, const char *path, int flags,
-				int search, int spawn, char *const envp[],
-				struct emd_exec_room *room, size_t room_size);
+				int search, int spawn, char *const argv[],
+				char *const envp[], struct emd_exec_room *room,
+				size_t room_size);
 
 /* A hook's name, and the check that it has libc's prototype. */
 #define HOOK(name) eatmydata_hook_##name

@@ -13,13 +13,12 @@
 //! - `account.rs`: the per-container report file, beside the library.
 //!
 //! `program.rs` is how the runtime learns what the process's program is,
-//! inside the rootfs (through a static init, `init.rs`, the program it
-//! runs). Nothing at all is edited when the container's
+//! inside the rootfs (through a static init, `durability/init.rs`, the
+//! program it runs). Nothing at all is edited when the container's
 //! environment has `EATMYDATA_DISABLE` on or its annotations [`DISABLE`];
 //! the annotation [`APPLIED`] says what was done.
 
 pub mod account;
-pub mod init;
 pub mod keep;
 pub mod library;
 pub mod preload;

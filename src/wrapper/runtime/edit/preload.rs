@@ -65,7 +65,7 @@ pub fn preload(env: &mut Vec<Value>, place: Place) -> bool {
 
 /// What the process's program is, as the runtime read it inside the
 /// rootfs: its path there, and the ELF reader's facts, or why it could not
-/// be read. Under a static init (`init.rs`), the program the init runs,
+/// be read. Under a static init (`durability/init.rs`), the program it runs,
 /// and the init's path.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {

@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::init::Init;
 use super::preload::Program;
+use crate::durability::init::Init;
 use crate::runtime::input::rootfs::{find_in, folder, reopen};
 use crate::{elf, target};
 
@@ -125,7 +125,7 @@ pub fn through_binds<'a>(
 /// What the program `process` (a spec's `process`, or an `exec` process
 /// file) starts is, inside the rootfs at `root` with the spec's `binds`,
 /// with `library` the host's library (for the musl rule). A static init
-/// known by its name (`init.rs`) is seen through: what is learned is the
+/// known by its name (`durability/init.rs`) is seen through: what is learned is the
 /// program it runs, found as its `execvp` finds it, inits in inits too.
 pub fn learn(root: &Path, binds: &[(String, PathBuf)], process: &Value, library: &Path) -> Program {
     let args = process.get("args").and_then(Value::as_array);

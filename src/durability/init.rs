@@ -1,14 +1,17 @@
-//! The inits a container's first program may be, and the program each
-//! runs: `docker run --init` makes the process `/sbin/docker-init --
-//! PROGRAM ARGS` (tini, bound from the host), podman's `--init`
-//! `/run/podman-init -- PROGRAM ARGS` (catatonit), and an image may name
-//! tini, catatonit or dumb-init as its entry point.
+//! The inits a program may be, and the program each runs: `docker run
+//! --init` makes the container's process `/sbin/docker-init -- PROGRAM
+//! ARGS` (tini, bound from the host), podman's `--init` `/run/podman-init
+//! -- PROGRAM ARGS` (catatonit), an image may name tini, catatonit or
+//! dumb-init as its entry point, and an entry script may `exec` one.
 //!
 //! A static init reads no `LD_PRELOAD` and passes its environment on to
-//! the program it runs, with no check between: so the runtime judges that
-//! program by the library's rule, not the init (`program.rs`). An init is
-//! known by its file's name here, and by being static there: a dynamic
-//! init has the library loaded, whose exec wrapper judges what it runs.
+//! the program it runs, with no check between: so that program is judged
+//! by the exec rule (`exec.rs`) in the init's place, by the runtime for
+//! the container's process (`runtime/edit/program.rs`) and by the
+//! library's exec wrapper for what a process executes (`preload/exec.rs`).
+//! An init is known by its file's name here, and by being static there: a
+//! dynamic init has the library loaded, whose exec wrapper judges what it
+//! runs.
 //!
 //! Each init's options are read as its own parser reads them (getopt, and
 //! getopt_long's unique prefixes for dumb-init's and catatonit's long
@@ -22,7 +25,7 @@
 //! runs the same program. Pure, on bytes, without allocating: the
 //! arguments in, an index out.
 
-/// An init whose program the runtime judges in its place.
+/// An init whose program is judged in its place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Init {
     /// tini: `docker-init`, `tini`, `tini-static` and its release names

@@ -115,3 +115,40 @@ fn a_debootstrap_chroot_runs_its_shell_and_apt_as_without_eatmydata() {
         control.stdout()
     );
 }
+
+/// A shell that executes a static init (tini, as entry scripts do): the
+/// program tini runs is judged in its place. A dynamic one keeps the
+/// library (it maps it, where without eatmydata it maps nothing; before,
+/// it went without, as under any static program); an i386 one starts as
+/// without eatmydata.
+#[test]
+fn what_a_static_init_runs_is_judged_in_its_place() {
+    library();
+    let tini = Path::new("/usr/bin/tini-static");
+    assert!(tini.exists(), "{} (apt-get install tini)", tini.display());
+    let sh = |line: String| vec!["/bin/sh".to_owned(), "-c".to_owned(), line];
+    let dynamic = probe("container_parity", &[]);
+    let line = format!("exec {} -s -- {} mapped", tini.display(), dynamic.display());
+    let args = sh(line);
+    let control = Run::new(&args[0]).args(&args[1..]).run();
+    let eaten = Run::new(command()).args(&args).run();
+    assert_eq!(control.stdout(), "mapped=\n", "{}", control.stderr());
+    let mapped = eaten.stdout();
+    assert!(
+        mapped.starts_with("mapped=/") && mapped.contains("libeatmydata"),
+        "under eatmydata: {mapped:?} {}",
+        eaten.stderr()
+    );
+    assert_eq!(
+        (eaten.output.status.code(), eaten.stderr()),
+        (control.output.status.code(), control.stderr())
+    );
+    let dir = TempDir::new("children-init");
+    let i386 = probe("container_parity", &["-m32"]);
+    let line = format!(
+        "exec {} -s -- {}",
+        tini.display(),
+        looping(&i386, &dir.join("synced"))
+    );
+    same("tini -- i386", &sh(line));
+}

@@ -8,8 +8,9 @@
 //! are counted too: under the runtime the seccomp rules still eat them.
 //!
 //! And what a static init runs is judged in its place (`docker run
-//! --init`, tini as an image's entry point, with options and no `--`, and
-//! by `docker exec`): a dynamic program has the library (it maps it, and
+//! --init`, tini as an image's entry point, with options and no `--`, by
+//! `docker exec`, and executed by a shell, as entry scripts do, where the
+//! library's exec wrapper judges it): a dynamic program has the library (it maps it, and
 //! its `O_DSYNC` writes, which no seccomp rule reaches, make no flushes);
 //! a static one starts without the loader's warning.
 
@@ -132,6 +133,17 @@ pub fn cases() -> Vec<Case> {
             let options = ["--entrypoint", TINI];
             let args = ["-s", "-g", PROBE, "mapped"];
             p.run(r, n, &p.images.shell, &options, &args, super::none)
+        }),
+        mapping("sh -c 'exec tini -- a dynamic program'", |p, r, n| {
+            let line = format!("exec {TINI} -s -- {PROBE} mapped");
+            p.run(
+                r,
+                n,
+                &p.images.shell,
+                &[],
+                &["sh", "-c", &line],
+                super::none,
+            )
         }),
         mapping("exec: tini -s -- a dynamic program", |p, r, n| {
             p.exec(r, n, &p.images.shell, &[TINI, "-s", "--", PROBE, "mapped"])

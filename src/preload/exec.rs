@@ -183,16 +183,13 @@ fn decide(
         true => None,
         false => found(program, search, image::of),
     };
-    if !context.launcher {
-        // The init's execvp searches the PATH of the environment it gets.
-        let path = entries
-            .bytes()
-            .find_map(|entry| entry.strip_prefix(b"PATH="));
-        let folders = path.unwrap_or(DEFAULT_PATH);
-        if let Some((run, seen)) = through_inits(image, program.1, args, folders) {
-            image = seen;
-            context.launcher = exec::launches(run.to_bytes(), valgrind);
-        }
+    let init = match context.launcher {
+        true => None,
+        false => through_inits(image, program.1, args, &entries),
+    };
+    if let Some((run, seen)) = init {
+        image = seen;
+        context.launcher = exec::launches(run.to_bytes(), valgrind);
     }
     let place = exec::place(image, context);
     if let Place::Out(why) = place {
@@ -224,15 +221,21 @@ const MAX_INITS: usize = 4;
 
 /// When the program (`image`, at `path`, started with `args`) is a static
 /// init (`durability/init.rs`), what it runs and what that is, found as
-/// the init's `execvp` finds it (in `folders`, its `PATH`), inits in
-/// inits too; `None` when it is no such init or runs nothing (the init
-/// itself is then judged).
+/// the init's `execvp` finds it (in the `PATH` of `env`, the environment
+/// it gets), inits in inits too; `None` when it is no such init or runs
+/// nothing (the init itself is then judged). A dynamic program costs one
+/// test.
 fn through_inits<'a>(
     mut image: Option<Image>,
     mut path: &'a CStr,
     args: &Entries<'a>,
-    folders: &[u8],
+    env: &Entries,
 ) -> Option<(&'a CStr, Option<Image>)> {
+    if image?.loader.is_some() {
+        return None;
+    }
+    let search = env.bytes().find_map(|entry| entry.strip_prefix(b"PATH="));
+    let folders = search.unwrap_or(DEFAULT_PATH);
     let mut args = args.0;
     let mut seen = None;
     for _ in 0..MAX_INITS {

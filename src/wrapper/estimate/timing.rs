@@ -141,9 +141,11 @@ fn time_in(folder: &Path) -> io::Result<Vec<Duration>> {
 /// How long this thread has waited for a CPU, runnable, since it began:
 /// the second figure of `/proc/thread-self/schedstat` (nanoseconds), zero
 /// where the kernel does not say. Taken off each sample: on a busy machine
-/// the thread whose flush completed waits its turn before it can read the
-/// clock, as long again as the flush or ten times longer, and the program
-/// whose flushes were skipped did not wait for the report's turn.
+/// the thread whose flush completed waits its turn for a CPU before it
+/// reads the clock, and that wait is the machine's load, not the disk's
+/// flush (beside `stress-ng --cpu 4` on 2 cores, samples of 7 to 8 ms held
+/// 4 to 5.5 ms of it, and estimates read up to 30 times what a container's
+/// own back-to-back flushes had taken seconds before).
 fn run_delay() -> Duration {
     fs::read_to_string("/proc/thread-self/schedstat")
         .ok()

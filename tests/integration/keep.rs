@@ -206,6 +206,15 @@ fn a_static_program_keeps_its_o_dsync_writes_on_every_mount() {
         two.judge_as([false, false], &probe, "dsync", &options);
         two.judge(&probe, "fsync", &options);
     }
+    // And the user is told so.
+    let told = Run::new(command())
+        .args(["--keep", &b])
+        .arg(&probe)
+        .args(["none", "1", "/dev/null"])
+        .run()
+        .success();
+    let notice = "an O_SYNC or O_DSYNC open keeps its flag on every mount";
+    assert!(told.stderr().contains(notice), "{}", told.stderr());
 }
 
 /// io_uring fsync entries (through liburing and through `syscall()`) and

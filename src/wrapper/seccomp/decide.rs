@@ -188,9 +188,12 @@ pub const PLAIN_FILTER_NOTICE: &str = "this kernel has no seccomp user notificat
 sync returns 0, a bad descriptor's too, and io_uring flushes reach the disk";
 
 /// Said when seccomp mode runs with syncs kept by mount (`--keep`,
-/// `--only`): the supervisor decides them, as the library does.
+/// `--only`): the supervisor decides them, as the library does, except
+/// the sync flags of opens, which it cannot take off by mount
+/// (docs/sync-at-exit.md says why).
 pub const BY_MOUNT_NOTICE: &str = "syncs kept by mount: the seccomp supervisor decides them \
-for what the library cannot reach, by the mount of each descriptor; sync() runs as made";
+for what the library cannot reach, by the mount of each descriptor; sync() runs as made, and \
+an O_SYNC or O_DSYNC open keeps its flag on every mount";
 
 /// [`NO_PROC_NOTICE`] with syncs kept by mount: the plain filter would eat
 /// the kept syncs too, so there is no filter.

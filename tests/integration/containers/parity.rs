@@ -27,6 +27,7 @@ use crate::loopfs::LoopFs;
 mod binfmt; // qemu-aarch64 registered with binfmt_misc's F flag, for the arm64 image
 mod children; // what the first program starts: shells, --init, volumes, chroot, ldd (issue 36)
 mod images; // the tiny images: the probe and the host's loader and libraries
+mod podman_init; // podman's --init (catatonit) before dynamic, i386 and static programs
 
 use images::{Images, PROBE, Tiny, run};
 
@@ -720,9 +721,16 @@ struct Row {
     verdict: Result<String, String>,
 }
 
-fn verdict(case: &Case, runc: &Outcome, eaten: &Outcome) -> Result<String, String> {
-    case.control.check(runc)?;
-    match case.known {
+/// The control checked, then `eaten` compared with `runc`: the same, or
+/// different exactly as `known` documents.
+fn verdict(
+    control: Control,
+    known: Option<Known>,
+    runc: &Outcome,
+    eaten: &Outcome,
+) -> Result<String, String> {
+    control.check(runc)?;
+    match known {
         Some(known) => known.check(runc, eaten),
         None => {
             let found = runc.differences(eaten);
@@ -773,7 +781,7 @@ fn compare(parity: &Parity, cases: &[Case]) -> Vec<Row> {
         let name = format!("parity-{}-{n}", std::process::id());
         let runc = (case.run)(parity, Runtime::Runc, &name);
         let eaten = (case.run)(parity, Runtime::Eatmydata, &name);
-        let verdict = verdict(case, &runc, &eaten);
+        let verdict = verdict(case.control, case.known, &runc, &eaten);
         rows.push(Row {
             name: case.name,
             runc,

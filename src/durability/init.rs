@@ -2,7 +2,10 @@
 //! --init` makes the container's process `/sbin/docker-init -- PROGRAM
 //! ARGS` (tini, bound from the host), podman's `--init` `/run/podman-init
 //! -- PROGRAM ARGS` (catatonit), an image may name tini, catatonit or
-//! dumb-init as its entry point, and an entry script may `exec` one.
+//! dumb-init as its entry point, and an entry script may `exec` one. The
+//! user switchers of entry scripts are read the same way: the official
+//! postgres, mariadb and redis images end in `exec gosu USER PROGRAM`
+//! (gosu is a static Go program), Alpine's in `su-exec USER PROGRAM`.
 //!
 //! A static init reads no `LD_PRELOAD` and passes its environment on to
 //! the program it runs, with no check between: so that program is judged
@@ -36,6 +39,12 @@ pub enum Init {
     /// dumb-init: `dumb-init` and its release names
     /// (`dumb-init_1.2.5_x86_64`).
     Dumb,
+    /// A user switcher, `SWITCHER USER PROGRAM ARGS`: gosu (and its
+    /// release names, `gosu-amd64`) and su-exec. Neither reads an option:
+    /// gosu answers `--help`, `-h`, `-?`, `--version` and `-v` in the
+    /// user's place and runs nothing, and a user that starts with a dash
+    /// is no user either of them finds.
+    Switch,
 }
 
 /// What a long option does.
@@ -117,17 +126,20 @@ impl Init {
             b"docker-init" | b"tini" => Some(Init::Tini),
             b"catatonit" | b"podman-init" => Some(Init::Catatonit),
             b"dumb-init" => Some(Init::Dumb),
+            b"gosu" | b"su-exec" => Some(Init::Switch),
             _ if file.starts_with(b"tini-") => Some(Init::Tini),
             _ if file.starts_with(b"dumb-init_") => Some(Init::Dumb),
+            _ if file.starts_with(b"gosu-") => Some(Init::Switch),
             _ => None,
         }
     }
 
-    fn syntax(self) -> &'static Syntax {
+    fn syntax(self) -> Option<&'static Syntax> {
         match self {
-            Init::Tini => &TINI,
-            Init::Catatonit => &CATATONIT,
-            Init::Dumb => &DUMB_INIT,
+            Init::Tini => Some(&TINI),
+            Init::Catatonit => Some(&CATATONIT),
+            Init::Dumb => Some(&DUMB_INIT),
+            Init::Switch => None,
         }
     }
 
@@ -135,7 +147,11 @@ impl Init {
     /// own name; `arg(n)` is the `n`th, `None` past the last): from there
     /// on is what it executes. `None` when it runs none.
     pub fn program<'a>(self, arg: impl Fn(usize) -> Option<&'a [u8]>) -> Option<usize> {
-        let syntax = self.syntax();
+        let Some(syntax) = self.syntax() else {
+            // A switcher: its user, then the program.
+            let user = arg(0).filter(|user| !user.starts_with(b"-"))?;
+            return (!user.is_empty() && arg(1).is_some()).then_some(1);
+        };
         let mut found = None;
         let mut at = 0;
         while let Some(word) = arg(at) {
@@ -232,10 +248,22 @@ mod tests {
             ("podman-init", Init::Catatonit),
             ("dumb-init", Init::Dumb),
             ("dumb-init_1.2.5_x86_64", Init::Dumb),
+            ("gosu", Init::Switch),
+            ("gosu-amd64", Init::Switch),
+            ("su-exec", Init::Switch),
         ] {
             assert_eq!(Init::named(name.as_bytes()), Some(init), "{name}");
         }
-        for name in ["init", "tinit", "sh", "docker-init.sh", "dumb-initx", ""] {
+        for name in [
+            "init",
+            "tinit",
+            "sh",
+            "docker-init.sh",
+            "dumb-initx",
+            "gosux",
+            "su",
+            "",
+        ] {
             assert_eq!(Init::named(name.as_bytes()), None, "{name}");
         }
     }
@@ -323,5 +351,30 @@ mod tests {
         assert_eq!(program(dumb, "--version"), None);
         assert_eq!(program(dumb, "--rewrite"), None, "an argument missing");
         assert_eq!(program(dumb, "-V prog"), None);
+    }
+
+    #[test]
+    fn a_user_switcher_runs_what_follows_its_user() {
+        for switch in ["gosu", "su-exec"] {
+            let switch = Init::named(switch.as_bytes()).unwrap();
+            assert_eq!(program(switch, "postgres postgres -D /data"), Some(1));
+            assert_eq!(
+                program(
+                    switch,
+                    "999:999 /usr/local/bin/docker-entrypoint.sh postgres"
+                ),
+                Some(1)
+            );
+            assert_eq!(
+                program(switch, "mysql -- mariadbd"),
+                Some(1),
+                "-- is its program"
+            );
+            assert_eq!(program(switch, "postgres"), None, "no program");
+            assert_eq!(program(switch, ""), None, "no arguments");
+            for asked in ["--help", "-h", "-?", "--version", "-v"] {
+                assert_eq!(program(switch, &format!("{asked} prog")), None, "{asked}");
+            }
+        }
     }
 }

@@ -152,3 +152,41 @@ fn what_a_static_init_runs_is_judged_in_its_place() {
     );
     same("tini -- i386", &sh(line));
 }
+
+/// An entry script's `exec gosu USER PROGRAM` (the official postgres,
+/// mariadb and redis images end so; gosu is a static Go program): the
+/// dynamic program gosu runs has the library, an i386 one runs as alone.
+#[test]
+fn what_gosu_runs_is_judged_in_its_place() {
+    library();
+    let gosu = Path::new("/usr/sbin/gosu");
+    assert!(gosu.exists(), "{} (apt-get install gosu)", gosu.display());
+    let sh = |line: String| vec!["/bin/sh".to_owned(), "-c".to_owned(), line];
+    let dynamic = probe("container_parity", &[]);
+    let args = sh(format!(
+        "exec {} root {} mapped",
+        gosu.display(),
+        dynamic.display()
+    ));
+    let control = Run::new(&args[0]).args(&args[1..]).run();
+    let eaten = Run::new(command()).args(&args).run();
+    assert_eq!(control.stdout(), "mapped=\n", "{}", control.stderr());
+    let mapped = eaten.stdout();
+    assert!(
+        mapped.starts_with("mapped=/") && mapped.contains("libeatmydata"),
+        "under eatmydata: {mapped:?} {}",
+        eaten.stderr()
+    );
+    assert_eq!(
+        (eaten.output.status.code(), eaten.stderr()),
+        (control.output.status.code(), control.stderr())
+    );
+    let dir = TempDir::new("children-gosu");
+    let i386 = probe("container_parity", &["-m32"]);
+    let line = format!(
+        "exec {} root {}",
+        gosu.display(),
+        looping(&i386, &dir.join("synced"))
+    );
+    same("gosu root i386", &sh(line));
+}

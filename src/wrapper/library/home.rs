@@ -42,25 +42,18 @@ pub fn get(home: &Path, trust: &Trust) -> Result<(PathBuf, bool), String> {
 mod tests {
     use super::*;
     use crate::library::carried::BYTES;
+    use crate::library::trust::tests::Scratch;
     use std::fs;
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
-    fn scratch(label: &str) -> PathBuf {
-        let here = std::env::current_exe().unwrap();
-        let path = here.parent().unwrap().join(format!(
-            "eatmydata-unit-home-{label}-{}",
-            std::process::id()
-        ));
-        let _ = fs::remove_dir_all(&path);
-        fs::create_dir(&path).unwrap();
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
-        path.canonicalize().unwrap()
+    fn scratch(label: &str) -> Scratch {
+        Scratch::new(&format!("home-{label}"))
     }
 
     #[test]
     fn made_then_written_once() {
         let above = scratch("once");
-        let home = above.join("home");
+        let home = above.0.join("home");
         let trust = Trust::caller();
         let (path, written) = get(&home, &trust).unwrap();
         assert!(written);
@@ -69,17 +62,16 @@ mod tests {
         let folder = fs::metadata(&home).unwrap();
         assert_eq!(folder.mode() & 0o7777, 0o755);
         assert_eq!(get(&home, &trust).unwrap(), (path, false));
-        fs::remove_dir_all(&above).unwrap();
     }
 
     #[test]
     fn a_home_others_may_write_is_refused() {
         let above = scratch("open");
-        let home = above.join("home");
+        let home = above.0.join("home");
         fs::create_dir(&home).unwrap();
         fs::set_permissions(&home, fs::Permissions::from_mode(0o777)).unwrap();
         let why = get(&home, &Trust::caller()).unwrap_err();
-        fs::remove_dir_all(&above).unwrap();
+        drop(above);
         assert_eq!(why, format!("{} is writable by every user", home.display()));
     }
 }

@@ -169,14 +169,13 @@ mod tests {
     use std::fs;
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
-    /// A prefix of the test's own beside the test binary (no sticky /tmp
-    /// on the way), removed on drop.
+    /// A prefix of the test's own in a chain root trusts
+    /// ([`base`](super::super::trust::tests::base)), removed on drop.
     struct Prefix(PathBuf);
 
     impl Prefix {
         fn new(label: &str) -> Prefix {
-            let here = std::env::current_exe().unwrap();
-            let path = here.parent().unwrap().join(format!(
+            let path = super::super::trust::tests::base().join(format!(
                 "eatmydata-unit-place-{label}-{}",
                 std::process::id()
             ));
@@ -188,7 +187,7 @@ mod tests {
 
     impl Drop for Prefix {
         fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
+            super::super::trust::tests::remove(&self.0);
         }
     }
 

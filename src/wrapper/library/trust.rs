@@ -217,15 +217,52 @@ pub(super) mod tests {
     use std::fs;
     use std::os::unix::fs::{PermissionsExt, chown};
 
+    /// Where the tests of this module and its neighbours make their
+    /// folders: beside the test binary, when root could trust that chain
+    /// (no sticky /tmp on the way: every folder root's and writable by
+    /// root alone); else, for a checkout in /tmp, /var/tmp or a user's
+    /// home, a folder of root's under /var/lib, named by the process
+    /// (each test is a process of its own under nextest), removed with
+    /// the last folder made in it.
+    pub fn base() -> PathBuf {
+        let here = std::env::current_exe().unwrap();
+        let beside = here.parent().unwrap().canonicalize().unwrap();
+        let trusted = beside.ancestors().all(|folder| {
+            fs::metadata(folder).is_ok_and(|meta| {
+                use std::os::unix::fs::MetadataExt;
+                meta.uid() == 0 && meta.mode() & 0o022 == 0
+            })
+        });
+        // SAFETY: geteuid has no preconditions.
+        if trusted || unsafe { libc::geteuid() } != 0 {
+            return beside;
+        }
+        let base = PathBuf::from(format!("/var/lib/eatmydata-unit-{}", std::process::id()));
+        let _ = fs::create_dir(&base);
+        fs::set_permissions(&base, fs::Permissions::from_mode(0o755)).unwrap();
+        base
+    }
+
+    /// Removes `path`, and its folder when that is [`base`]'s own under
+    /// /var/lib and now empty.
+    pub fn remove(path: &Path) {
+        let _ = fs::remove_dir_all(path);
+        let ours = |above: &&Path| {
+            let above = above.to_string_lossy();
+            above.starts_with("/var/lib/eatmydata-unit-") && !above[24..].contains('/')
+        };
+        if let Some(above) = path.parent().filter(ours) {
+            let _ = fs::remove_dir(above);
+        }
+    }
+
     /// A folder of the test's own, mode 0755, its real path; removed on
-    /// drop (`real.rs`'s tests take it too).
+    /// drop (`real.rs`'s and `home.rs`'s tests take it too).
     pub struct Scratch(pub PathBuf);
 
     impl Scratch {
         pub fn new(label: &str) -> Scratch {
-            // Beside the test binary: no sticky /tmp on the way.
-            let here = std::env::current_exe().unwrap();
-            let path = here.parent().unwrap().join(format!(
+            let path = base().join(format!(
                 "eatmydata-unit-trust-{label}-{}",
                 std::process::id()
             ));
@@ -238,7 +275,7 @@ pub(super) mod tests {
 
     impl Drop for Scratch {
         fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
+            remove(&self.0);
         }
     }
 

@@ -123,51 +123,30 @@ fn a_debootstrap_chroot_runs_its_shell_and_apt_as_without_eatmydata() {
 /// without eatmydata.
 #[test]
 fn what_a_static_init_runs_is_judged_in_its_place() {
-    library();
-    let tini = Path::new("/usr/bin/tini-static");
-    assert!(tini.exists(), "{} (apt-get install tini)", tini.display());
-    let sh = |line: String| vec!["/bin/sh".to_owned(), "-c".to_owned(), line];
-    let dynamic = probe("container_parity", &[]);
-    let line = format!("exec {} -s -- {} mapped", tini.display(), dynamic.display());
-    let args = sh(line);
-    let control = Run::new(&args[0]).args(&args[1..]).run();
-    let eaten = Run::new(command()).args(&args).run();
-    assert_eq!(control.stdout(), "mapped=\n", "{}", control.stderr());
-    let mapped = eaten.stdout();
-    assert!(
-        mapped.starts_with("mapped=/") && mapped.contains("libeatmydata"),
-        "under eatmydata: {mapped:?} {}",
-        eaten.stderr()
-    );
-    assert_eq!(
-        (eaten.output.status.code(), eaten.stderr()),
-        (control.output.status.code(), control.stderr())
-    );
-    let dir = TempDir::new("children-init");
-    let i386 = probe("container_parity", &["-m32"]);
-    let line = format!(
-        "exec {} -s -- {}",
-        tini.display(),
-        looping(&i386, &dir.join("synced"))
-    );
-    same("tini -- i386", &sh(line));
+    judged_in_its_place(Path::new("/usr/bin/tini-static"), "-s --", "tini");
 }
 
 /// An entry script's `exec gosu USER PROGRAM` (the official postgres,
 /// mariadb and redis images end so; gosu is a static Go program): the
-/// dynamic program gosu runs has the library, an i386 one runs as alone.
+/// same.
 #[test]
 fn what_gosu_runs_is_judged_in_its_place() {
+    judged_in_its_place(Path::new("/usr/sbin/gosu"), "root", "gosu");
+}
+
+/// `sh -c 'exec LAUNCHER WORDS PROGRAM'` under eatmydata beside the same
+/// alone: a dynamic PROGRAM maps the library, an i386 one runs as alone.
+fn judged_in_its_place(launcher: &Path, words: &str, package: &str) {
     library();
-    let gosu = Path::new("/usr/sbin/gosu");
-    assert!(gosu.exists(), "{} (apt-get install gosu)", gosu.display());
+    assert!(
+        launcher.exists(),
+        "{} (apt-get install {package})",
+        launcher.display()
+    );
     let sh = |line: String| vec!["/bin/sh".to_owned(), "-c".to_owned(), line];
+    let exec = |program: String| format!("exec {} {words} {program}", launcher.display());
     let dynamic = probe("container_parity", &[]);
-    let args = sh(format!(
-        "exec {} root {} mapped",
-        gosu.display(),
-        dynamic.display()
-    ));
+    let args = sh(exec(format!("{} mapped", dynamic.display())));
     let control = Run::new(&args[0]).args(&args[1..]).run();
     let eaten = Run::new(command()).args(&args).run();
     assert_eq!(control.stdout(), "mapped=\n", "{}", control.stderr());
@@ -181,12 +160,8 @@ fn what_gosu_runs_is_judged_in_its_place() {
         (eaten.output.status.code(), eaten.stderr()),
         (control.output.status.code(), control.stderr())
     );
-    let dir = TempDir::new("children-gosu");
+    let dir = TempDir::new(&format!("children-{package}"));
     let i386 = probe("container_parity", &["-m32"]);
-    let line = format!(
-        "exec {} root {}",
-        gosu.display(),
-        looping(&i386, &dir.join("synced"))
-    );
-    same("gosu root i386", &sh(line));
+    let line = exec(looping(&i386, &dir.join("synced")));
+    same(&format!("{package} i386"), &sh(line));
 }

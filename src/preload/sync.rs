@@ -99,12 +99,7 @@ fn answer(
     number: c_long,
     args: [c_long; 6],
 ) -> c_int {
-    let found = if keep::scoped() {
-        scoped_target(fd)
-    } else {
-        target(fd).map(|target| (target, true))
-    };
-    let (disk, eaten) = match found {
+    let (disk, eaten) = match target_and_eaten(fd) {
         Err(failed) => return failed,
         Ok((target, eaten)) => (target == Target::Storage, eaten),
     };
@@ -116,6 +111,17 @@ fn answer(
         Verdict::Skip => skipped(kind, fd),
         Verdict::Fail(code) => fail(code),
         Verdict::Kernel => kernel(number, args),
+    }
+}
+
+/// What `fd` is to a sync, and whether its sync is eaten: by its mount
+/// when mounts are kept ([`scoped_target`]), else always.
+#[inline(always)]
+fn target_and_eaten(fd: c_int) -> Result<(Target, bool), c_int> {
+    if keep::scoped() {
+        scoped_target(fd)
+    } else {
+        target(fd).map(|target| (target, true))
     }
 }
 
@@ -195,11 +201,7 @@ pub fn fsync_status(fd: c_int, number: c_long) -> c_int {
 /// (`keep.rs`). errno is left as it was. Nothing is counted.
 pub fn fsync_eatable(fd: c_int) -> bool {
     let saved = errno::get();
-    let answer = if keep::scoped() {
-        scoped_target(fd)
-    } else {
-        target(fd).map(|target| (target, true))
-    };
+    let answer = target_and_eaten(fd);
     errno::set(saved);
     answer == Ok((Target::Storage, true))
 }

@@ -117,9 +117,18 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
     }
     let library = library::locate()?;
     let program = search::resolve(&invocation.command)?;
+    let judged = target::judged(
+        &invocation.command,
+        &program,
+        &invocation.args,
+        &library.path,
+    );
     let found = plan::Found {
-        kind: target::kind(&program, &library.path),
-        set_id: decide::set_id_of(&program),
+        kind: judged.kind,
+        // A set-id init, or what it runs: either way the loader is secure.
+        set_id: decide::set_id_of(&judged.path).or_else(|| decide::set_id_of(&program)),
+        judged: judged.name,
+        through: judged.through,
         ld_preload: std::env::var_os(preload::VARIABLE),
         client_notice: std::env::var_os(client::SILENCE),
         sync_at_exit_switch: flush::asked(false),

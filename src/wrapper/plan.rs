@@ -25,10 +25,15 @@ pub struct Found {
     pub library: Located,
     /// The program, found in `PATH` by `search::resolve`.
     pub program: PathBuf,
-    /// What the program is, as far as `LD_PRELOAD` is concerned.
+    /// What the program is, as far as `LD_PRELOAD` is concerned: the one
+    /// the static inits it names run, if any (`target::judged`).
     pub kind: Kind,
     /// The set-id bit of the program that matters, if any.
     pub set_id: Option<&'static str>,
+    /// The program judged, as named (the command, or what its inits run),
+    /// and the inits that run it, outermost first.
+    pub judged: OsString,
+    pub through: Vec<OsString>,
     /// `LD_PRELOAD` as this process got it.
     pub ld_preload: Option<OsString>,
     /// `EATMYDATA_CLIENT_NOTICE` as this process got it.
@@ -124,12 +129,7 @@ pub struct Plan {
 /// The plan for `invocation`, given what was found.
 pub fn plan(invocation: Invocation, found: Found) -> Result<Plan, Error> {
     let preload = preload::with_library(&found.library.path, found.ld_preload.as_deref())?;
-    let decision = decide::decide(
-        invocation.seccomp,
-        &invocation.command,
-        found.kind,
-        found.set_id,
-    );
+    let decision = decide::decide(invocation.seccomp, &found.judged, found.kind, found.set_id);
     let kept = Kept {
         keep: if found.keep.is_empty() {
             found.inherited_keep.clone()
@@ -195,6 +195,13 @@ pub fn plan(invocation: Invocation, found: Found) -> Result<Plan, Error> {
         && !by_mount
         && invocation.seccomp != decide::Choice::Off;
     if invocation.verbose {
+        if let Some(init) = found.through.last() {
+            notices.push(format!(
+                "{} runs {}, judged in its place",
+                init.to_string_lossy(),
+                found.judged.to_string_lossy()
+            ));
+        }
         for (place, why) in &found.library.passed {
             notices.push(format!("passed over {}: {why}", place.display()));
         }
@@ -302,6 +309,8 @@ mod tests {
             program: "/usr/bin/prog".into(),
             kind,
             set_id: None,
+            judged: "prog".into(),
+            through: Vec::new(),
             ld_preload: None,
             client_notice: None,
             sync_at_exit_switch: false,

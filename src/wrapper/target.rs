@@ -5,10 +5,14 @@
 //! glibc's headers alone (Debian's libeatmydata, or an old build of this
 //! one) must never reach a musl program.
 
+use std::ffi::{OsStr, OsString};
 use std::fs;
-use std::path::Path;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
+use crate::durability::init::Init;
 use crate::elf::{self, Foreign, Kind, Loader};
+use crate::search;
 
 /// Names that musl's loader cannot resolve and that libraries built for
 /// glibc alone need, strongly: glibc's `pthread_atfork` stub, its
@@ -22,6 +26,61 @@ const GLIBC_LOADER: &[u8] = b"\0ld-linux-";
 /// The kind of `program`, given the library that would be preloaded.
 pub fn kind(program: &Path, library: &Path) -> Kind {
     with_library(elf::inspect(program), library).kind
+}
+
+/// Static inits seen through, one running the next, before the last is
+/// judged itself (the runtime's bound too).
+const MAX_INITS: usize = 4;
+
+/// The program the command's judged by: the command itself, or what the
+/// static inits it names run (`eatmydata tini -- postgres`, `eatmydata
+/// gosu USER PROGRAM`), as the runtime judges a container's process and
+/// the library's exec wrapper what a process executes
+/// (`durability/init.rs`).
+pub struct Judged {
+    /// As the command line names it (`argv[0]`), and where it is.
+    pub name: OsString,
+    pub path: PathBuf,
+    pub kind: Kind,
+    /// The inits that run it, outermost first; empty for the command.
+    pub through: Vec<OsString>,
+}
+
+/// [`Judged`] for `command` with `args`, found at `program`, given the
+/// library that would be preloaded. What an init runs is found in `PATH`
+/// as its `execvp` finds it; one that cannot be found or read leaves the
+/// init judged itself (as a static program), as before.
+pub fn judged(command: &OsStr, program: &Path, args: &[OsString], library: &Path) -> Judged {
+    let mut judged = Judged {
+        name: command.to_owned(),
+        path: program.to_owned(),
+        kind: kind(program, library),
+        through: Vec::new(),
+    };
+    let mut args = args;
+    while matches!(judged.kind, Kind::Static | Kind::Go) && judged.through.len() < MAX_INITS {
+        let file = judged.name.as_bytes().rsplit(|&b| b == b'/').next();
+        let arg = |at: usize| Some(args.get(at)?.as_bytes());
+        let Some(at) = Init::named(file.unwrap_or_default()).and_then(|init| init.program(arg))
+        else {
+            break;
+        };
+        let name = &args[at];
+        let Ok(path) = search::resolve(name) else {
+            break;
+        };
+        let facts = with_library(elf::inspect(&path), library);
+        if facts.kind == Kind::Unknown {
+            break;
+        }
+        judged
+            .through
+            .push(std::mem::replace(&mut judged.name, name.clone()));
+        judged.path = path;
+        judged.kind = facts.kind;
+        args = &args[at + 1..];
+    }
+    judged
 }
 
 /// What the ELF reader found, with the library that would be preloaded

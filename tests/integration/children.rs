@@ -136,6 +136,9 @@ fn what_gosu_runs_is_judged_in_its_place() {
 
 /// `sh -c 'exec LAUNCHER WORDS PROGRAM'` under eatmydata beside the same
 /// alone: a dynamic PROGRAM maps the library, an i386 one runs as alone.
+/// And `eatmydata LAUNCHER WORDS PROGRAM`: the command judges PROGRAM
+/// too, so a dynamic one has the library and no filter (before, the
+/// static launcher took seccomp mode, and PROGRAM went without).
 fn judged_in_its_place(launcher: &Path, words: &str, package: &str) {
     library();
     assert!(
@@ -159,6 +162,24 @@ fn judged_in_its_place(launcher: &Path, words: &str, package: &str) {
     assert_eq!(
         (eaten.output.status.code(), eaten.stderr()),
         (control.output.status.code(), control.stderr())
+    );
+    let direct: Vec<String> = std::iter::once(launcher.display().to_string())
+        .chain(words.split(' ').map(str::to_owned))
+        .chain([dynamic.display().to_string(), "mapped".to_owned()])
+        .collect();
+    let control = Run::new(&direct[0]).args(&direct[1..]).run();
+    let eaten = Run::new(command()).arg("-v").args(&direct).run();
+    assert_eq!(control.stdout(), "mapped=\n", "{}", control.stderr());
+    let mapped = eaten.stdout();
+    assert!(
+        mapped.starts_with("mapped=/") && mapped.contains("libeatmydata"),
+        "eatmydata {direct:?}: {mapped:?} {}",
+        eaten.stderr()
+    );
+    let said = eaten.stderr();
+    assert!(
+        said.contains("judged in its place") && !said.contains("seccomp"),
+        "{said}"
     );
     let dir = TempDir::new(&format!("children-{package}"));
     let i386 = probe("container_parity", &["-m32"]);

@@ -125,7 +125,7 @@ pub fn through_binds<'a>(
 /// What the program `process` (a spec's `process`, or an `exec` process
 /// file) starts is, inside the rootfs at `root` with the spec's `binds`,
 /// with `library` the host's library (for the musl rule). A static init
-/// known by its name (`durability/init.rs`) is seen through: what is learned is the
+/// (C or Go) known by its name (`durability/init.rs`) is seen through: what is learned is the
 /// program it runs, found as its `execvp` finds it, inits in inits too.
 pub fn learn(root: &Path, binds: &[(String, PathBuf)], process: &Value, library: &Path) -> Program {
     let args = process.get("args").and_then(Value::as_array);
@@ -151,7 +151,10 @@ pub fn learn(root: &Path, binds: &[(String, PathBuf)], process: &Value, library:
             follow(&root, file, &found)
         });
         let runs = match &facts {
-            Ok(facts) if facts.kind == elf::Kind::Static && depth < MAX_INITS => {
+            // gosu is a static Go program.
+            Ok(facts)
+                if matches!(facts.kind, elf::Kind::Static | elf::Kind::Go) && depth < MAX_INITS =>
+            {
                 let name = arg0.rsplit('/').next().unwrap_or_default();
                 let arg = |at: usize| Some(args.get(1 + at)?.as_bytes());
                 Init::named(name.as_bytes()).and_then(|init| init.program(arg))

@@ -113,12 +113,15 @@ fn the_program_is_read_inside_the_rootfs_only() {
 /// `PATH` (glibc's when there is none) from a bind as from the
 /// rootfs, inits in inits; a dynamic one named so, or one that runs
 /// nothing, is itself the program. The static init is the host's
-/// tini-static (Debian's tini, which docker.io depends on).
+/// tini-static (Debian's tini, which docker.io depends on), and gosu, a
+/// static Go program, as the official database images run it.
 #[test]
 fn a_static_init_is_seen_through_to_its_program() {
     use std::os::unix::fs::PermissionsExt;
     let tini = Path::new("/usr/bin/tini-static");
     assert!(tini.exists(), "{} (apt-get install tini)", tini.display());
+    let gosu = Path::new("/usr/sbin/gosu");
+    assert!(gosu.exists(), "{} (apt-get install gosu)", gosu.display());
     let root = std::env::temp_dir().join(format!("eatmydata-init-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     for folder in ["bin", "dyn", "sbin"] {
@@ -130,6 +133,7 @@ fn a_static_init_is_seen_through_to_its_program() {
         (&dynamic, "dyn/tini"),
         (&tini.to_owned(), "bin/tini"),
         (&tini.to_owned(), "bin/catatonit"),
+        (&gosu.to_owned(), "bin/gosu"),
     ] {
         std::fs::copy(from, root.join(to)).unwrap();
         let mode = std::fs::Permissions::from_mode(0o755);
@@ -165,6 +169,11 @@ fn a_static_init_is_seen_through_to_its_program() {
         seen(&["tini", "--", "/bin/catatonit", "-g", "--", "real"], &path),
         through("real", dynamic, "tini"),
         "an init in an init"
+    );
+    assert_eq!(
+        seen(&["gosu", "postgres", "real", "-D", "/data"], &path),
+        through("real", dynamic, "gosu"),
+        "an entry script's exec gosu USER PROGRAM"
     );
     let absent = learn_(&["tini", "--", "absent"], &path);
     assert_eq!(absent.init.as_deref(), Some("tini"));

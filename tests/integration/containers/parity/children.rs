@@ -8,7 +8,8 @@
 //! are counted too: under the runtime the seccomp rules still eat them.
 //!
 //! And what a static init runs is judged in its place (`docker run
-//! --init`, tini as an image's entry point, with options and no `--`, by
+//! --init`, tini as an image's entry point, with options and no `--`, gosu
+//! as one (a static Go program), by
 //! `docker exec`, and executed by a shell, as entry scripts do, where the
 //! library's exec wrapper judges it): a dynamic program has the library (it maps it, and
 //! its `O_DSYNC` writes, which no seccomp rule reaches, make no flushes);
@@ -18,7 +19,7 @@ use std::fs;
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::images::{ARM64, ASAN, PROBE, PROBE32, STATIC, TINI, run};
+use super::images::{ARM64, ASAN, GOSU, PROBE, PROBE32, STATIC, TINI, run};
 use super::{Case, Control, Known, Outcome, Parity, Runtime, SYNCS};
 use crate::common::{TempDir, probe};
 use crate::loopfs::LoopFs;
@@ -132,6 +133,11 @@ pub fn cases() -> Vec<Case> {
         mapping("image's tini: options, no --", |p, r, n| {
             let options = ["--entrypoint", TINI];
             let args = ["-s", "-g", PROBE, "mapped"];
+            p.run(r, n, &p.images.shell, &options, &args, super::none)
+        }),
+        mapping("image's gosu: gosu USER a dynamic program", |p, r, n| {
+            let options = ["--entrypoint", GOSU];
+            let args = ["root", PROBE, "mapped"];
             p.run(r, n, &p.images.shell, &options, &args, super::none)
         }),
         mapping("sh -c 'exec tini -- a dynamic program'", |p, r, n| {

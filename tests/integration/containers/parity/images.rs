@@ -56,13 +56,14 @@ impl Tiny {
 /// Where the shell image has each kind of program beside `/bin/sh`
 /// (dash), bash, `ldd`, `chroot` and the probe at [`PROBE`]: i386, ASan,
 /// static (which starts others with its `exec`) and arm64 builds of it;
-/// and tini, static (the host's tini-static, Debian's tini), as an image
-/// that names it as its entry point has it.
+/// and tini, static (the host's tini-static, Debian's tini), and gosu, a
+/// static Go program, as an image that names one as its entry point has it.
 pub const PROBE32: &str = "/bin/probe32";
 pub const ASAN: &str = "/bin/asan";
 pub const STATIC: &str = "/bin/probe-static";
 pub const ARM64: &str = "/bin/probe-arm64";
 pub const TINI: &str = "/sbin/tini";
+pub const GOSU: &str = "/usr/sbin/gosu";
 
 /// The images' `PATH`, Debian's.
 const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -143,6 +144,7 @@ impl Images {
             TINI.to_owned(),
             0o755,
         ));
+        shell_entries.push(Entry::Copy(GOSU.into(), GOSU.to_owned(), 0o755));
         shell_entries.push(Entry::Copy(
             Path::new("/usr/bin/ldd").into(),
             "/usr/bin/ldd".into(),

@@ -65,4 +65,8 @@ fn shim() {
     // The shim's calls to the Rust side go straight there, not through the
     // PLT: nothing in the library calls a name it exports for others.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-Bsymbolic-functions");
+    // The library run as a program (`ld.so libeatmydata.so ...`) starts
+    // at the trampoline that gives a posix_spawn child the seccomp filter
+    // (src/preload/spawn.rs).
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-e,eatmydata_spawned");
 }

@@ -71,6 +71,29 @@ pub enum Why {
 }
 
 impl Why {
+    /// Every reason, in the order of [`Why::code`].
+    pub const ALL: [Why; 8] = [
+        Why::Static,
+        Why::Bits32,
+        Why::Machine,
+        Why::Sanitizer,
+        Why::Loader,
+        Why::Musl,
+        Why::Tracing,
+        Why::Elsewhere,
+    ];
+
+    /// One ASCII digit naming the reason, for a message to another
+    /// process (`preload/spawn.rs`); [`Why::of_code`] reads it back.
+    pub const fn code(self) -> u8 {
+        b'0' + self as u8
+    }
+
+    /// The reason [`Why::code`] wrote as `code`.
+    pub fn of_code(code: u8) -> Option<Why> {
+        Why::ALL.get(usize::from(code.checked_sub(b'0')?)).copied()
+    }
+
     /// The log's words: what the program is.
     pub const fn words(self) -> &'static str {
         match self {

@@ -20,6 +20,7 @@ use crate::durability::exec::{self, Context, Image, Place, Why};
 use crate::durability::init::Init;
 use crate::kernel::raw;
 use crate::protocol::{self, ChildFilter};
+use crate::spawn::{self, PATH_ROOM, Route};
 use crate::{errno, image, objects, policy, seccomp};
 
 /// The room `c/exec.c` gives on its frame (`struct emd_exec_room`).
@@ -81,20 +82,22 @@ fn identity(path: &CStr) -> Option<(u64, u64)> {
 /// The environment for the program `path` (as `execveat(dirfd, path,
 /// flags)` finds it, or searched in `PATH` when `search` and it has no
 /// slash) started with `envp`: `envp` itself, or the room's slots.
-/// `spawn`: the call is `posix_spawn`, whose child libc makes and runs
-/// without us, rather than an exec of this process. `argv`, the
+/// `route`, null for an exec of this process, is given by `posix_spawn`,
+/// whose child libc makes and runs without us: filled when the child must
+/// be started through the trampoline (`spawn.rs`). `argv`, the
 /// program's arguments, tell what a static init runs (`durability/init.rs`).
 ///
 /// # Safety
 /// `path` is a C string or null, `argv` and `envp` NULL-terminated arrays
-/// of C strings or null, `room` writable for `room_size` bytes.
+/// of C strings or null, `room` writable for `room_size` bytes, `route`
+/// null or writable, its `loader` null.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn eatmydata_exec_env(
     dirfd: c_int,
     path: *const c_char,
     flags: c_int,
     search: c_int,
-    spawn: c_int,
+    route: *mut Route,
     argv: *const *const c_char,
     envp: *const *const c_char,
     room: *mut Room,
@@ -118,7 +121,7 @@ pub unsafe extern "C" fn eatmydata_exec_env(
             entries,
             ours,
             (dirfd, CStr::from_ptr(path), flags),
-            (search != 0, spawn != 0),
+            (search != 0, route.as_mut()),
             &args,
             &mut *room,
         )
@@ -157,7 +160,7 @@ fn decide(
     entries: Entries,
     ours: &CStr,
     program: (c_int, &CStr, c_int),
-    (search, spawn): (bool, bool),
+    (search, route): (bool, Option<&mut Route>),
     args: &Entries,
     room: &mut Room,
 ) -> Option<*const *const c_char> {
@@ -193,7 +196,7 @@ fn decide(
     }
     let place = exec::place(image, context);
     if let Place::Out(why) = place {
-        filter_for(&entries, program, (search, spawn), why);
+        filter_for(&entries, ours, program, (search, route), why);
     }
     let (head, rest) = room.preload.split_at_mut(PRELOAD.len());
     head.copy_from_slice(PRELOAD);
@@ -249,7 +252,8 @@ fn through_inits<'a>(
         args = args.get(1 + at..)?;
         // SAFETY: each is a C string (`Entries::of`).
         path = unsafe { CStr::from_ptr(*args.first()?) };
-        image = found_in((libc::AT_FDCWD, path, 0), Some(folders), image::of);
+        let program = (libc::AT_FDCWD, path, 0);
+        image = found_in(program, Some(folders), image::of, &mut [0; PATH_ROOM]);
         seen = Some((path, image));
     }
     seen
@@ -278,21 +282,26 @@ fn found<T>(
     search: bool,
     read: fn(c_int, &CStr, c_int) -> Option<T>,
 ) -> Option<T> {
-    let folders = policy::variable("PATH").map_or(DEFAULT_PATH, CStr::to_bytes);
-    found_in(program, search.then_some(folders), read)
+    found_in(program, search.then_some(path()), read, &mut [0; PATH_ROOM])
 }
 
-/// The same, searched in `folders` (a `PATH`) when given.
+/// The process's `PATH`, which the exec calls that search take.
+fn path() -> &'static [u8] {
+    policy::variable("PATH").map_or(DEFAULT_PATH, CStr::to_bytes)
+}
+
+/// The same, searched in `folders` (a `PATH`) when given, which
+/// leaves the file found in `candidate`.
 fn found_in<T>(
     (dirfd, path, flags): (c_int, &CStr, c_int),
     folders: Option<&[u8]>,
     read: fn(c_int, &CStr, c_int) -> Option<T>,
+    candidate: &mut [u8; PATH_ROOM],
 ) -> Option<T> {
-    let name = path.to_bytes();
-    let Some(folders) = folders.filter(|_| !name.contains(&b'/') && !name.is_empty()) else {
+    let Some(folders) = folders.filter(|_| searched(path)) else {
         return read(dirfd, path, flags);
     };
-    let mut candidate = [0u8; 4096];
+    let name = path.to_bytes();
     folders.split(|&b| b == b':').find_map(|folder| {
         let folder = if folder.is_empty() {
             b"." as &[u8]
@@ -309,16 +318,27 @@ fn found_in<T>(
     })
 }
 
-/// What a program started by `posix_spawn` gets: the filter would go on
-/// this process, which stays, not on the child.
-const SPAWNED: &str = "posix_spawn starts it in a child the library cannot reach before its exec: unfiltered, its syncs reach the disk (eatmydata --seccomp covers it)";
+/// Whether an exec call that searches `PATH` searches it for `name`:
+/// one without a slash.
+fn searched(name: &CStr) -> bool {
+    let name = name.to_bytes();
+    !name.contains(&b'/') && !name.is_empty()
+}
 
 /// Gives the program, which goes without the library for `why`, the plain
 /// seccomp filter (`seccomp.rs`) where the command asked for it in the
 /// program's environment (`protocol::CHILD_FILTER`), unless that also
 /// turns the library off there (`EATMYDATA_DISABLE`, durability asked
-/// back); said on stderr when asked so. `ldd` runs nothing: none.
-fn filter_for(entries: &Entries, program: (c_int, &CStr, c_int), how: (bool, bool), why: Why) {
+/// back); said on stderr when asked so. `ldd` runs nothing: none. A
+/// `posix_spawn` child (`route` given) gets it through the trampoline
+/// (`spawn.rs`), which says so itself; `ours` is the library's name.
+fn filter_for(
+    entries: &Entries,
+    ours: &CStr,
+    program: (c_int, &CStr, c_int),
+    (search, route): (bool, Option<&mut Route>),
+    why: Why,
+) {
     let value = |name: &str| {
         entries.bytes().find_map(|entry| {
             let rest = entry.strip_prefix(name.as_bytes())?;
@@ -330,43 +350,27 @@ fn filter_for(entries: &Entries, program: (c_int, &CStr, c_int), how: (bool, boo
     if asked == ChildFilter::Off || disabled || why == Why::Tracing {
         return;
     }
-    let (search, spawn) = how;
-    let outcome = match spawn {
-        true => SPAWNED,
-        false => seccomp::plain(|| found(program, search, image::raises)).words(),
+    let tell = asked == ChildFilter::Tell;
+    let outcome = match route {
+        None => seccomp::plain(|| found(program, search, image::raises)).words(),
+        Some(route) => {
+            let searches = search && searched(program.1);
+            let found =
+                searches && found_in(program, Some(path()), image::of, &mut route.path).is_some();
+            match searches && !found {
+                true => NOT_FOUND,
+                false => match spawn::route(route, ours, program.1, found, (why, tell)) {
+                    Ok(()) => return,
+                    Err(outcome) => outcome,
+                },
+            }
+        }
     };
-    if asked == ChildFilter::Tell {
-        tell(program.1, why, outcome);
+    if tell {
+        seccomp::tell(program.1, why, outcome);
     }
 }
 
-/// `eatmydata: PROGRAM runs without the library (WHY); OUTCOME` on
-/// stderr, in one `writev(2)` of fixed pieces.
-fn tell(program: &CStr, why: Why, outcome: &str) {
-    let name = match program.to_bytes() {
-        b"" => b"a program run by its descriptor" as &[u8],
-        name => name,
-    };
-    let pieces: [&[u8]; 7] = [
-        b"eatmydata: ",
-        name,
-        b" runs without the library (",
-        why.words().as_bytes(),
-        b"); ",
-        outcome.as_bytes(),
-        b"\n",
-    ];
-    let vector = pieces.map(|piece| libc::iovec {
-        iov_base: piece.as_ptr().cast_mut().cast(),
-        iov_len: piece.len(),
-    });
-    let args = [
-        2,
-        vector.as_ptr() as c_long,
-        vector.len() as c_long,
-        0,
-        0,
-        0,
-    ];
-    raw(libc::SYS_writev, args);
-}
+/// What a program `posix_spawnp` was asked for and `PATH` does not give
+/// gets: nothing, its spawn fails as without eatmydata.
+const NOT_FOUND: &str = "not found in PATH: posix_spawnp fails as without eatmydata";

@@ -34,9 +34,11 @@ mod kernel;
 mod caller;
 mod maps;
 // 2e: what a program about to be executed is, read from its file;
-// 2f: the command's plain seccomp filter, installed before such a program.
+// 2f: the command's plain seccomp filter, installed before such a program;
+// 2g: the trampoline that installs it in a child posix_spawn starts.
 mod image;
 mod seccomp;
+mod spawn;
 // Floor 3, in steps: what one statx tells of a file (its kind, its
 // mount, the mount's file system); which mounts keep their syncs (keep by mount);
 // which file system a skip was on; where syncs were

@@ -12,8 +12,9 @@
 //! bit or file capabilities: so it is set only when the program's own
 //! files have none (`raises`), and such a program runs unfiltered.
 
-use core::ffi::c_long;
+use core::ffi::{CStr, c_long};
 
+use crate::durability::exec::Why;
 use crate::durability::plain::PROGRAM;
 use crate::errno;
 use crate::kernel::raw;
@@ -56,11 +57,8 @@ impl Installed {
 /// gain privileges (asked only when `no_new_privs` is needed; `None`,
 /// unknown, counts as yes).
 pub fn plain(raises: impl FnOnce() -> Option<bool>) -> Installed {
-    match prctl(libc::PR_GET_SECCOMP, 0) {
-        0 => {}
-        // Mode 2, a filter; mode 1 (strict) cannot make this call.
-        mode if mode > 0 => return Installed::There,
-        _ => return Installed::Refused,
+    if let Some(already) = inherited() {
+        return already;
     }
     if set_mode_filter() == 0 {
         return Installed::Now;
@@ -75,6 +73,50 @@ pub fn plain(raises: impl FnOnce() -> Option<bool>) -> Installed {
         return Installed::Refused;
     }
     Installed::Now
+}
+
+/// What a child of this thread starts with: `None`, no filter;
+/// [`Installed::There`], the one this thread has (mode 2, a filter; mode
+/// 1, strict, could not make this call); [`Installed::Refused`], a kernel
+/// without seccomp.
+pub fn inherited() -> Option<Installed> {
+    match prctl(libc::PR_GET_SECCOMP, 0) {
+        0 => None,
+        mode if mode > 0 => Some(Installed::There),
+        _ => Some(Installed::Refused),
+    }
+}
+
+/// `eatmydata: PROGRAM runs without the library (WHY); OUTCOME` on
+/// stderr, in one `writev(2)` of fixed pieces: what `eatmydata -v` says
+/// of a program that goes without the library.
+pub fn tell(program: &CStr, why: Why, outcome: &str) {
+    let name = match program.to_bytes() {
+        b"" => b"a program run by its descriptor" as &[u8],
+        name => name,
+    };
+    let pieces: [&[u8]; 7] = [
+        b"eatmydata: ",
+        name,
+        b" runs without the library (",
+        why.words().as_bytes(),
+        b"); ",
+        outcome.as_bytes(),
+        b"\n",
+    ];
+    let vector = pieces.map(|piece| libc::iovec {
+        iov_base: piece.as_ptr().cast_mut().cast(),
+        iov_len: piece.len(),
+    });
+    let args = [
+        2,
+        vector.as_ptr() as c_long,
+        vector.len() as c_long,
+        0,
+        0,
+        0,
+    ];
+    raw(libc::SYS_writev, args);
 }
 
 fn prctl(option: libc::c_int, arg: c_long) -> c_long {

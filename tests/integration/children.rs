@@ -15,6 +15,8 @@ use crate::common::{Outcome, Run, TempDir, command, library, probe};
 
 /// A child that goes without the library gets the plain filter instead.
 mod filter;
+/// posix_spawn's children too, through the library's trampoline.
+mod spawn;
 
 /// The probe's fsync loop on `file`, ten times.
 fn looping(program: &Path, file: &Path) -> String {

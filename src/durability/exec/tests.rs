@@ -201,3 +201,12 @@ fn a_loader_for_another_program_keeps_it() {
     assert!(launches(b"ld-musl-x86_64.so.1", false));
     assert!(!launches(b"/sbin/docker-init", false));
 }
+
+#[test]
+fn each_reason_reads_back_from_its_code() {
+    for why in Why::ALL {
+        assert_eq!(Why::of_code(why.code()), Some(why));
+    }
+    assert_eq!(Why::of_code(b'0' + Why::ALL.len() as u8), None);
+    assert_eq!(Why::of_code(b'/'), None);
+}

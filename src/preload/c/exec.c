@@ -21,7 +21,11 @@
  * seccomp filter first (src/preload/seccomp.rs), where the command asked:
  * installed on this thread just before the exec, and kept if the exec
  * fails. posix_spawn's child is made and executed inside libc, where no
- * hook runs: the filter would go on the parent, so none is installed.
+ * hook runs, so the filter cannot go on this thread: such a spawn is
+ * routed instead (src/preload/spawn.rs), the real posix_spawn, with the
+ * caller's file actions and attributes, executing the library itself
+ * through the loader, which installs the filter in the child and then
+ * executes the program with the arguments and environment it was given.
  */
 #include "shim.h"
 
@@ -39,14 +43,14 @@ EMD_NEXT_EXEC(EMD_CACHE)
 /* The environment `envp` becomes for the program at `path` started with
  * `argv`, executed by this process or (`spawn`) by a child posix_spawn
  * makes. */
-#define DECIDED(dirfd, path, flags, search, spawn, argv, envp)                \
-	eatmydata_exec_env(dirfd, path, flags, search, spawn, argv, envp,     \
+#define DECIDED(dirfd, path, flags, search, route, argv, envp)                \
+	eatmydata_exec_env(dirfd, path, flags, search, route, argv, envp,     \
 			   &room, sizeof room)
 
 int HOOK(execve)(const char *path, char *const argv[], char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(AT_FDCWD, path, 0, 0, 0, argv, envp);
+	char *const *env = DECIDED(AT_FDCWD, path, 0, 0, NULL, argv, envp);
 	PASS(execve, path, argv, env);
 }
 MATCHES(execve);
@@ -60,7 +64,7 @@ MATCHES(execv);
 int HOOK(execvpe)(const char *file, char *const argv[], char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(AT_FDCWD, file, 0, 1, 0, argv, envp);
+	char *const *env = DECIDED(AT_FDCWD, file, 0, 1, NULL, argv, envp);
 	PASS(execvpe, file, argv, env);
 }
 MATCHES(execvpe);
@@ -74,7 +78,7 @@ MATCHES(execvp);
 int HOOK(fexecve)(int fd, char *const argv[], char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(fd, "", AT_EMPTY_PATH, 0, 0, argv, envp);
+	char *const *env = DECIDED(fd, "", AT_EMPTY_PATH, 0, NULL, argv, envp);
 	PASS(fexecve, fd, argv, env);
 }
 MATCHES(fexecve);
@@ -83,10 +87,24 @@ int HOOK(execveat)(int dirfd, const char *path, char *const argv[],
 		   char *const envp[], int flags)
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(dirfd, path, flags, 0, 0, argv, envp);
+	char *const *env = DECIDED(dirfd, path, flags, 0, NULL, argv, envp);
 	PASS(execveat, dirfd, path, argv, env, flags);
 }
 MATCHES(execveat);
+
+/* The real posix_spawn executing the trampoline `route` names, with the
+ * program, `argv` and `envp` as its arguments (the pointers on this
+ * frame, as execl's are) and no environment of its own. */
+static int routed(pid_t *pid, const posix_spawn_file_actions_t *actions,
+		  const posix_spawnattr_t *attr, char *const argv[],
+		  char *const envp[], struct emd_spawn_route *route)
+{
+	static char *const none[] = { NULL };
+	size_t size = eatmydata_spawn_slots(argv, envp);
+	char *slots[size];
+	eatmydata_spawn_args(route, argv, envp, slots, size);
+	PASS(posix_spawn, pid, route->loader, actions, attr, slots, none);
+}
 
 int HOOK(posix_spawn)(pid_t *pid, const char *path,
 		      const posix_spawn_file_actions_t *actions,
@@ -94,7 +112,11 @@ int HOOK(posix_spawn)(pid_t *pid, const char *path,
 		      char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(AT_FDCWD, path, 0, 0, 1, argv, envp);
+	struct emd_spawn_route route;
+	route.loader = NULL;
+	char *const *env = DECIDED(AT_FDCWD, path, 0, 0, &route, argv, envp);
+	if (route.loader)
+		return routed(pid, actions, attr, argv, env, &route);
 	PASS(posix_spawn, pid, path, actions, attr, argv, env);
 }
 MATCHES(posix_spawn);
@@ -105,7 +127,11 @@ int HOOK(posix_spawnp)(pid_t *pid, const char *file,
 		       char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(AT_FDCWD, file, 0, 1, 1, argv, envp);
+	struct emd_spawn_route route;
+	route.loader = NULL;
+	char *const *env = DECIDED(AT_FDCWD, file, 0, 1, &route, argv, envp);
+	if (route.loader)
+		return routed(pid, actions, attr, argv, env, &route);
 	PASS(posix_spawnp, pid, file, actions, attr, argv, env);
 }
 MATCHES(posix_spawnp);

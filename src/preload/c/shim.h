@@ -54,10 +54,24 @@ struct emd_exec_room {
 	char *slots[EMD_EXEC_SLOTS];
 	char preload[EMD_EXEC_BYTES];
 };
+/* What a posix_spawn hook is told when the child must be started through
+ * the library's trampoline (spawn.rs's Route): `loader` is null when not. */
+#define EMD_SPAWN_PATH 4096
+struct emd_spawn_route {
+	const char *loader;
+	const char *library;
+	const char *program;
+	char code[4];
+	char count[24];
+	char path[EMD_SPAWN_PATH];
+};
 char *const *eatmydata_exec_env(int dirfd, const char *path, int flags,
-				int search, int spawn, char *const argv[],
-				char *const envp[], struct emd_exec_room *room,
-				size_t room_size);
+				int search, struct emd_spawn_route *route,
+				char *const argv[], char *const envp[],
+				struct emd_exec_room *room, size_t room_size);
+size_t eatmydata_spawn_slots(char *const argv[], char *const envp[]);
+void eatmydata_spawn_args(struct emd_spawn_route *route, char *const argv[],
+			  char *const envp[], char **slots, size_t size);
 
 /* A hook's name, and the check that it has libc's prototype. */
 #define HOOK(name) eatmydata_hook_##name

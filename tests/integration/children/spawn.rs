@@ -1,0 +1,174 @@
+//! A program that goes without the library, started by `posix_spawn`
+//! (as GNU make and Python start one), gets the plain filter through the
+//! library's trampoline (`src/preload/spawn.rs`): its syncs are eaten,
+//! where before they reached the disk, and the caller sees what it would
+//! without eatmydata: the same status, output, arguments, name, file
+//! actions, `PATH` search and errors.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use super::filter::{FSYNCS, counted, shown, state};
+use crate::common::{Flushes, Outcome, Run, TempDir, command, library, nosync, probe};
+
+/// `spawn_child`, built dynamic: the parent that spawns.
+fn spawner() -> PathBuf {
+    probe("spawn_child", &[])
+}
+
+/// `spawner HOW OUT PROGRAM ARGV...`, with the command (and `options`)
+/// or without.
+fn spawned(eatmydata: Option<&[&str]>, how: &[&str], argv: &[&str]) -> Outcome {
+    let mut run = match eatmydata {
+        Some(options) => Run::new(command()).args(options).arg(spawner()),
+        None => Run::new(spawner()),
+    };
+    run = run.args(how).args(argv);
+    run.run()
+}
+
+#[test]
+fn a_static_child_of_posix_spawn_has_its_syncs_eaten() {
+    library();
+    let program = probe("container_parity", &["-static"]);
+    let program = program.to_str().unwrap();
+    let count = FSYNCS.to_string();
+    let argv = |file: &Path| {
+        let file = file.to_str().unwrap().to_owned();
+        ["spawn", "-", program, "parity", "loop", &file, &count].map(str::to_owned)
+    };
+    let (control, plain) = counted("spawn", |file| Run::new(spawner()).args(argv(file)).run());
+    let (floor, _) = counted("spawn", |file| {
+        Run::new(nosync()).arg(spawner()).args(argv(file)).run()
+    });
+    // The library alone, as before the trampoline: the child unfiltered.
+    let (before, _) = counted("spawn", |file| {
+        Run::new(command())
+            .arg("--no-seccomp")
+            .arg(spawner())
+            .args(argv(file))
+            .run()
+    });
+    let (eaten, ours) = counted("spawn", |file| {
+        Run::new(command()).arg(spawner()).args(argv(file)).run()
+    });
+    assert_eq!(plain.stdout(), format!("synced {FSYNCS}\nstatus 0\n"));
+    assert_eq!(shown(&ours), shown(&plain), "parity");
+    eprintln!("flushes: posix_spawn: the library alone, without the filter: {before}");
+    assert!(
+        before.saturating_sub(floor) >= FSYNCS / 2,
+        "without the filter its syncs reach the disk: {before} flushes, floor {floor}"
+    );
+    Flushes {
+        control,
+        floor,
+        eaten,
+    }
+    .assert_eaten(FSYNCS, "posix_spawn");
+}
+
+#[test]
+fn the_spawned_program_sees_what_it_would_without_eatmydata() {
+    library();
+    let dir = TempDir::new("children-spawn-parity");
+    let fixed = probe("spawn_child", &["-static"]);
+    let shown_by = |how: &[&str], argv: &[&str]| {
+        let control = spawned(None, how, argv);
+        let ours = spawned(Some(&[]), how, argv);
+        assert_eq!(shown(&ours), shown(&control), "{how:?} {argv:?}");
+        control
+    };
+    // Its arguments (argv[0] its own, an empty one), /proc/PID/comm, its
+    // stderr and exit status.
+    let fixed_path = fixed.to_str().unwrap();
+    let control = shown_by(&["spawn", "-"], &[fixed_path, "zero", "--show", "", "c"]);
+    // comm: the file's name (spawn_child-static), cut at 15 bytes.
+    assert_eq!(
+        control.stdout(),
+        "argv[0]=zero\nargv[1]=--show\nargv[2]=\nargv[3]=c\ncomm=spawn_child-sta\nstatus 3\n"
+    );
+    assert_eq!(control.stderr(), "to stderr\n");
+    // posix_spawnp's PATH search, and a file action: stdout a file.
+    let out = dir.join("out");
+    let path = format!(
+        "{}:{}",
+        fixed.parent().unwrap().display(),
+        std::env::var("PATH").unwrap()
+    );
+    for eatmydata in [None, Some(&[] as &[&str])] {
+        let _ = fs::remove_file(&out);
+        let mut run = match eatmydata {
+            Some(options) => Run::new(command()).args(options).arg(spawner()),
+            None => Run::new(spawner()),
+        };
+        run = run.env("PATH", &path).args([
+            "spawnp",
+            out.to_str().unwrap(),
+            "spawn_child-static",
+            "named",
+            "--show",
+        ]);
+        let outcome = run.run();
+        assert_eq!(outcome.stdout(), "status 3\n", "{eatmydata:?}");
+        assert_eq!(
+            fs::read_to_string(&out).unwrap(),
+            "argv[0]=named\nargv[1]=--show\ncomm=spawn_child-sta\n",
+            "{eatmydata:?}"
+        );
+    }
+    // Errors come back from posix_spawn as before: a missing program, one
+    // without an execute bit, a name PATH does not give.
+    let unrunnable = dir.join("unrunnable");
+    fs::copy(&fixed, &unrunnable).unwrap();
+    fs::set_permissions(&unrunnable, fs::Permissions::from_mode(0o644)).unwrap();
+    let missing = dir.join("missing");
+    for (how, program, error) in [
+        ("spawn", missing.to_str().unwrap(), "ENOENT"),
+        ("spawn", unrunnable.to_str().unwrap(), "EACCES"),
+        ("spawnp", "eatmydata-no-such-program", "ENOENT"),
+    ] {
+        let control = shown_by(&[how, "-"], &[program, "x"]);
+        assert_eq!(control.stdout(), format!("posix_spawn: {error}\n"));
+    }
+}
+
+#[test]
+fn only_a_spawned_child_that_goes_without_the_library_is_filtered() {
+    library();
+    let (dynamic, fixed) = (
+        probe("seccomp_sync", &[]),
+        probe("seccomp_sync", &["-static"]),
+    );
+    let whoami = |eatmydata: Option<&[&str]>, program: &Path| {
+        let program = program.to_str().unwrap();
+        spawned(eatmydata, &["spawn", "-"], &[program, "whoami", "whoami"])
+    };
+    let status = |seccomp| format!("{}status 0\n", state(0, 0, seccomp));
+    for program in [&dynamic, &fixed] {
+        assert_eq!(whoami(None, program).stdout(), status(0));
+    }
+    assert_eq!(
+        shown(&whoami(Some(&[]), &dynamic)),
+        (Some(0), status(0), String::new())
+    );
+    assert_eq!(
+        shown(&whoami(Some(&[]), &fixed)),
+        (Some(0), status(2), String::new())
+    );
+    assert_eq!(whoami(Some(&["--no-seccomp"]), &fixed).stdout(), status(0));
+    // The environment is the one the decision made: the parent's without
+    // the library's LD_PRELOAD entry (here, the whole variable).
+    let env = |program: &Path| {
+        let program = program.to_str().unwrap();
+        let outcome = spawned(Some(&[]), &["spawn", "-"], &[program, "env", "env"]);
+        let mut lines: Vec<String> = outcome.stdout().lines().map(str::to_owned).collect();
+        lines.retain(|line| !line.starts_with("status "));
+        lines.sort();
+        lines
+    };
+    let mut parents = env(Path::new("/usr/bin/env"));
+    assert!(parents.iter().any(|line| line.starts_with("LD_PRELOAD=")));
+    parents.retain(|line| !line.starts_with("LD_PRELOAD="));
+    assert_eq!(env(&probe("container_parity", &["-static"])), parents);
+}

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,6 +17,7 @@ pub mod home; // root's homes for tests (EATMYDATA_HOME): each process's, made b
 mod lock; // one machine-wide lock between sync(2) callers and disk readers
 pub mod mariadb; // a MariaDB server of a test's own, started and stopped around a script
 mod run; // a program run with or without the library, under strace or not
+pub mod trusted; // folders root trusts, on a disk, wherever the checkout is (shared with unit tests)
 pub use flushes::{Flushes, floor_writing, nosync, nosync_into};
 pub use home::{RootHome, registered_runtime};
 pub use lock::{QuietDisks, in_whole_machine_sync, locked, quiet_disks, whole_machine_sync};
@@ -107,12 +109,33 @@ pub struct TempDir(PathBuf);
 
 impl TempDir {
     pub fn new(label: &str) -> TempDir {
-        static COUNT: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNT.fetch_add(1, Ordering::Relaxed);
-        let path = target_tmp().join(format!("scratch/{label}-{}-{n}", std::process::id()));
-        let _ = fs::remove_dir_all(&path);
+        let path = TempDir::name(&target_tmp().join("scratch"), label);
         fs::create_dir_all(&path).expect("create a scratch folder");
         TempDir(path)
+    }
+
+    /// The same in a chain of folders root trusts, each mode 0755 (another
+    /// user may pass through): for a test whose root run must use what it
+    /// holds, and whose other users must reach it, wherever the checkout
+    /// is (`trusted.rs`: under `/var/lib` when the checkout is under
+    /// `/tmp` or `/var/tmp`).
+    pub fn trusted(label: &str) -> TempDir {
+        let beside = target_tmp().join("scratch");
+        fs::create_dir_all(&beside).expect("create the scratch folder");
+        let path = TempDir::name(&trusted::base(&beside), label);
+        fs::create_dir(&path).expect("create a trusted scratch folder");
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        TempDir(path)
+    }
+
+    /// A fresh name in `parent` for the `label` of this process, nothing
+    /// left there.
+    fn name(parent: &Path, label: &str) -> PathBuf {
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNT.fetch_add(1, Ordering::Relaxed);
+        let path = parent.join(format!("{label}-{}-{n}", std::process::id()));
+        let _ = fs::remove_dir_all(&path);
+        path
     }
 
     pub fn path(&self) -> &Path {

@@ -211,6 +211,11 @@ fn plain(error: &io::Error) -> String {
     crate::error::plain(error)
 }
 
+/// Folders root trusts for tests, shared with the integration tests.
+#[cfg(test)]
+#[path = "../../../tests/integration/common/trusted.rs"]
+mod trusted;
+
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
@@ -218,42 +223,13 @@ pub(super) mod tests {
     use std::os::unix::fs::{PermissionsExt, chown};
 
     /// Where the tests of this module and its neighbours make their
-    /// folders: beside the test binary, when root could trust that chain
-    /// (no sticky /tmp on the way: every folder root's and writable by
-    /// root alone); else, for a checkout in /tmp, /var/tmp or a user's
-    /// home, a folder of root's under /var/lib, named by the process
-    /// (each test is a process of its own under nextest), removed with
-    /// the last folder made in it.
+    /// folders: beside the test binary when root could trust that chain,
+    /// else (a checkout in /tmp, /var/tmp or a user's home) a folder of
+    /// root's under /var/lib, removed at exit: the integration tests'
+    /// answer ([`trusted`]).
     pub fn base() -> PathBuf {
         let here = std::env::current_exe().unwrap();
-        let beside = here.parent().unwrap().canonicalize().unwrap();
-        let trusted = beside.ancestors().all(|folder| {
-            fs::metadata(folder).is_ok_and(|meta| {
-                use std::os::unix::fs::MetadataExt;
-                meta.uid() == 0 && meta.mode() & 0o022 == 0
-            })
-        });
-        // SAFETY: geteuid has no preconditions.
-        if trusted || unsafe { libc::geteuid() } != 0 {
-            return beside;
-        }
-        let base = PathBuf::from(format!("/var/lib/eatmydata-unit-{}", std::process::id()));
-        let _ = fs::create_dir(&base);
-        fs::set_permissions(&base, fs::Permissions::from_mode(0o755)).unwrap();
-        base
-    }
-
-    /// Removes `path`, and its folder when that is [`base`]'s own under
-    /// /var/lib and now empty.
-    pub fn remove(path: &Path) {
-        let _ = fs::remove_dir_all(path);
-        let ours = |above: &&Path| {
-            let above = above.to_string_lossy();
-            above.starts_with("/var/lib/eatmydata-unit-") && !above[24..].contains('/')
-        };
-        if let Some(above) = path.parent().filter(ours) {
-            let _ = fs::remove_dir(above);
-        }
+        trusted::base(here.parent().unwrap())
     }
 
     /// A folder of the test's own, mode 0755, its real path; removed on
@@ -275,7 +251,7 @@ pub(super) mod tests {
 
     impl Drop for Scratch {
         fn drop(&mut self) {
-            remove(&self.0);
+            let _ = fs::remove_dir_all(&self.0);
         }
     }
 

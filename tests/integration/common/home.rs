@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::trusted::{remove, sweep};
+
 /// A folder of root's under `/run`, removed on drop.
 pub struct RootHome(PathBuf);
 
@@ -53,33 +55,6 @@ impl Drop for RootHome {
     fn drop(&mut self) {
         remove(&self.0);
     }
-}
-
-/// Removes `folder` and all below it, first taking away what is mounted
-/// there: the runtime mounts a tmpfs per container in its home's
-/// `containers/`, and a test that deletes a container through runc alone
-/// leaves it mounted, where `remove_dir_all` cannot take it.
-pub fn remove(folder: &Path) {
-    let Ok(info) = fs::read_to_string("/proc/self/mountinfo") else {
-        let _ = fs::remove_dir_all(folder);
-        return;
-    };
-    let mut below: Vec<PathBuf> = info
-        .lines()
-        .filter_map(|line| line.split(' ').nth(4))
-        .map(PathBuf::from)
-        .filter(|point| point.starts_with(folder) && point != folder)
-        .collect();
-    // The deepest first.
-    below.sort_by_key(|point| std::cmp::Reverse(point.components().count()));
-    for point in below {
-        let Ok(point) = std::ffi::CString::new(point.into_os_string().into_encoded_bytes()) else {
-            continue;
-        };
-        // SAFETY: a NUL-terminated path; umount2 reads it and nothing else.
-        unsafe { libc::umount2(point.as_ptr(), libc::MNT_DETACH) };
-    }
-    let _ = fs::remove_dir_all(folder);
 }
 
 /// The runtime a test registers with an engine, as an operator is told
@@ -137,16 +112,18 @@ extern "C" fn make_home() {
     if unsafe { libc::geteuid() } != 0 {
         return;
     }
-    sweep();
+    sweep(Path::new(PARENT), "home-", remove);
     let home = path();
-    if !(make(Path::new(PARENT)) && make(&home)) {
-        return;
+    // Another process removes the parent when it leaves it empty, maybe
+    // between our two folders: a few tries. Named even when not made: the
+    // command then fails, as root, rather than fall back to the machine's.
+    if (0..10).any(|_| make(Path::new(PARENT)) && make(&home)) {
+        // SAFETY: registers a plain function with no arguments.
+        unsafe { libc::atexit(remove_home) };
     }
     // SAFETY: before main, from .init_array: no other thread exists yet
     // to read the environment while it changes.
     unsafe { std::env::set_var(HOME, &home) };
-    // SAFETY: registers a plain function with no arguments.
-    unsafe { libc::atexit(remove_home) };
 }
 
 /// `folder`, root's, mode 0755 (whatever the umask), made when missing.
@@ -159,26 +136,6 @@ fn make(folder: &Path) -> bool {
 extern "C" fn remove_home() {
     remove(&path());
     let _ = fs::remove_dir(PARENT);
-}
-
-/// Removes the homes of test processes that are gone (ended by a signal,
-/// as a test past its time limit is).
-fn sweep() {
-    let Ok(entries) = fs::read_dir(PARENT) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("home-")) else {
-            continue;
-        };
-        let Ok(pid) = pid.parse::<u32>() else {
-            continue;
-        };
-        if !Path::new("/proc").join(pid.to_string()).exists() {
-            remove(&entry.path());
-        }
-    }
 }
 
 /// The machine's own places for root's home and the account, which no

@@ -20,7 +20,7 @@ const SERVER: &str = "--user=mysql --innodb-flush-log-at-trx-commit=1 --sync-bin
 
 #[test]
 fn mariadbd_as_mysql_runs_with_the_carried_library() {
-    let dir = TempDir::new("single-file-mariadb");
+    let dir = TempDir::trusted("single-file-mariadb");
     let eatmydata = lonely(&dir);
     let disk = LoopFs::new("single-file-mariadb", 256);
     let db = disk.join("db");

@@ -25,7 +25,7 @@ fn is_empty(folder: &Path) -> bool {
 
 #[test]
 fn root_with_a_users_tmpdir_places_the_library_beside_the_command() {
-    let dir = TempDir::new("root-placed");
+    let dir = TempDir::trusted("root-placed");
     let eatmydata = lonely(&dir);
     let tmpdir = tmpdir_of(&dir, NOBODY);
     let placed = placed_for(&eatmydata);
@@ -68,7 +68,7 @@ fn root_with_a_users_tmpdir_places_the_library_beside_the_command() {
 
 #[test]
 fn root_passes_over_a_prefix_another_user_may_change_for_its_home() {
-    let dir = TempDir::new("root-refused");
+    let dir = TempDir::trusted("root-refused");
     let eatmydata = lonely(&dir);
     // The prefix is nobody's: nobody could swap lib/eatmydata at any time.
     let prefix = eatmydata.parent().unwrap().parent().unwrap().to_owned();

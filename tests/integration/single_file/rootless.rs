@@ -63,7 +63,7 @@ fn succeeded(outcome: Outcome) -> Outcome {
 
 #[test]
 fn uid_0_of_a_user_namespace_uses_the_users_placed_copy_and_no_shared_folder() {
-    let dir = TempDir::new("rootless-unshare");
+    let dir = TempDir::trusted("rootless-unshare");
     let (home, eatmydata) = home_with_the_command(&dir);
     let placed = placed_for(&eatmydata);
     assert!(placed.starts_with(home.join(".local/lib/eatmydata")));
@@ -207,7 +207,7 @@ fn rootless_podman_runs_the_runtime_as_typed_and_its_syncs_are_eaten() {
         .unwrap();
     let lock = Path::new(folder).join("eatmydata-rootless-podman");
     let _one = crate::common::locked(&lock, libc::LOCK_EX);
-    let dir = TempDir::new("rootless-podman");
+    let dir = TempDir::trusted("rootless-podman");
     let home = dir.join("home");
     let bin = home.join(".local/bin");
     fs::create_dir_all(&bin).unwrap();

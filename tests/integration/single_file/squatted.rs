@@ -15,8 +15,9 @@ use crate::common::{Outcome, Run, TempDir, probe};
 
 /// In a fresh namespace: `nobody` squats the three names (a folder, a
 /// file, a link), then `USER` runs `eatmydata -v sync_calls DATA`, under
-/// strace.
-fn squatted_run(eatmydata: &Path, data: &Path) -> Outcome {
+/// strace. All three files outside `/tmp` and `/var/tmp`, which the
+/// namespace covers (a checkout may be there).
+fn squatted_run(eatmydata: &Path, sync_calls: &Path, data: &Path) -> Outcome {
     let squat = format!(
         "mkdir /tmp/eatmydata-{USER} && touch /var/tmp/eatmydata-{USER} && \
          ln -s /tmp /dev/shm/eatmydata-{USER}"
@@ -26,7 +27,7 @@ fn squatted_run(eatmydata: &Path, data: &Path) -> Outcome {
 for place in /tmp /var/tmp /dev/shm; do mount -t tmpfs -o mode=1777 tmpfs $place; done
 setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups sh -c '{squat}'
 exec setpriv --reuid={USER} --regid={USER} --clear-groups \"$0\" -v '{}' '{}'",
-        probe("sync_calls", &[]).display(),
+        sync_calls.display(),
         data.display()
     );
     Run::new("unshare")
@@ -39,14 +40,16 @@ exec setpriv --reuid={USER} --regid={USER} --clear-groups \"$0\" -v '{}' '{}'",
 
 #[test]
 fn squatted_names_in_every_place_cost_a_private_folder_not_the_command() {
-    let dir = TempDir::new("squatted");
+    let dir = TempDir::trusted("squatted");
     let eatmydata = lonely(&dir);
+    let sync_calls = dir.join("sync_calls");
+    fs::copy(probe("sync_calls", &[]), &sync_calls).unwrap();
     let data = dir.join("eaten");
     fs::write(&data, "").unwrap();
     std::os::unix::fs::chown(&data, Some(USER), Some(USER)).unwrap();
 
     fsyncs_alone(&dir.join("plain"));
-    let eaten = squatted_run(&eatmydata, &data).success();
+    let eaten = squatted_run(&eatmydata, &sync_calls, &data).success();
     assert!(eaten.calls_of("fsync").is_empty(), "{:?}", eaten.calls);
     let stderr = eaten.stderr();
     assert!(

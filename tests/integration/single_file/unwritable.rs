@@ -27,7 +27,7 @@ exec setpriv --reuid={USER} --regid={USER} --clear-groups \"$0\" --print-library
 
 #[test]
 fn nowhere_to_write_exits_125_and_says_why_for_each_place() {
-    let dir = TempDir::new("unwritable");
+    let dir = TempDir::trusted("unwritable");
     let eatmydata = lonely(&dir);
     // The control: the same namespace with room in /tmp.
     let control = in_namespace(&eatmydata, "16m").success();

@@ -13,7 +13,7 @@ import json
 import os
 
 from . import fs
-from .common import output, timed
+from .common import output, settle, timed
 
 NAME = "fio"
 PACKAGES = {"fio": "fio"}
@@ -86,7 +86,11 @@ def run(ctx, variant, trace=None):
                    size(ctx, trace is not None), report=report)
         before = ctx.mounted.counters()
         result[key], _ = timed((trace or []) + variant.prefix + argv)
-        for name, value in (fs.difference(before, ctx.mounted.counters()) or {}).items():
+        ended = ctx.mounted.counters()
+        if ended is not None:
+            settle(ctx.mounted.path)  # what the job left dirty is its writing too
+        figures = fs.run_figures(before, ended, ctx.mounted.counters())
+        for name, value in (figures or {}).items():
             result[f"device {name} {key}"] = value  # this job's own, for its row
         if outcome(report) != 0:
             raise RuntimeError(f"fio {key}: verification failed or no report")

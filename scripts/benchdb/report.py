@@ -6,7 +6,8 @@ tmpfs variant's (time, or 1/tps): 1.00 is as fast as having no disk at all,
 1.05 is 5% slower. "CPU" is the user / system seconds of everything the
 run started (its own cgroup, servers included), "machine" the same for the
 whole machine (writeback, loop device and journal threads, and anyone else's
-work); "written" and "flushes" are what the run's own loop device completed.
+work); "flushes" are what the run's own loop device completed, "written"
+the same with what the run left dirty (DEVICE_NOTE).
 All are medians per run, so that a gap is explained by a column.
 """
 
@@ -21,9 +22,12 @@ DEVICE_NOTE = (
     "CPU: user / system seconds of everything the run started, servers included (a cgroup "
     "of its own); machine: the same for the whole machine from /proc/stat (kernel threads "
     "for writeback, the loop device and the journal, and other people's work on a shared "
-    "machine). written, flushes: what the run's own loop device completed from the run's "
-    "start to its end (/proc/diskstats); none on tmpfs, and not read on the machine's own "
-    "disk, which other programs share. All medians per run."
+    "machine). flushes: what the run's own loop device completed from the run's start to "
+    "its end (/proc/diskstats); written: the bytes it wrote from the run's start to a syncfs "
+    "of its file system right after the run's end (outside its time), so that what the run "
+    "left dirty counts whether writeback came within the run or after it; none on tmpfs, "
+    "and not read on the machine's own disk, which other programs share. All medians per "
+    "run."
 )
 
 

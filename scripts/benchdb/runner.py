@@ -9,7 +9,9 @@ rotated order, and every run starts on a file system made for it, synced
 (syncfs) before it starts, so that no variant pays for another's writeback
 or deletions. Each
 run's CPU time (its own cgroup, and the machine's) and its loop device's
-writes and flushes are recorded beside its own figures.
+writes and flushes are recorded beside its own figures: the flushes up to
+its end, the bytes with what it left dirty (a syncfs after its end, outside
+its time), so that writeback falling inside or after a run counts the same.
 """
 
 import os
@@ -92,7 +94,10 @@ def attempt(ctx, module, variant, failures, trace=None):
                 flush = modes.flush_seconds(common.STDERR + since(ctx.base, logs))
                 if flush is not None:
                     result["phase flush"] = flush
-                device = fs.difference(before, mounted.counters())
+                ended = mounted.counters()
+                if ended is not None:
+                    settle(mounted.path)  # what the run left dirty is its writing too
+                device = fs.run_figures(before, ended, mounted.counters())
                 for key, value in (device or {}).items():
                     result[f"device {key}"] = value
                 result.update(accounting.figures)

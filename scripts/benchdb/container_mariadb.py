@@ -70,8 +70,9 @@ def run(ctx, variant, trace=None):
     def work(sockets):
         return {"import": timed(mariadb.client(sockets), stdin=sql)[0]}
 
-    times, mapped = incontainer.run(ctx, variant, SERVER, work, counter(ctx), tally(ctx)[1])
-    result = {"import": times["import"]}
+    times, mapped, used = incontainer.run(ctx, variant, SERVER, work, counter(ctx),
+                                          tally(ctx)[1])
+    result = {"import": times["import"], **used}
     result.update({f"phase {name}": value for name, value in times.items()})
     return result, mapped
 

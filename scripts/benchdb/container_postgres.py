@@ -70,8 +70,8 @@ def run(ctx, variant, trace=None):
         return {"schema": schema, "suite": suite}
 
     want = postgres_suite.tallied(postgres_suite.tests(ctx))
-    times, mapped = incontainer.run(ctx, variant, SERVER, work, counted, want)
-    result = {"suite": times["suite"]}
+    times, mapped, used = incontainer.run(ctx, variant, SERVER, work, counted, want)
+    result = {"suite": times["suite"], **used}
     result.update({f"phase {name}": value for name, value in times.items()})
     return result, mapped
 

@@ -31,9 +31,10 @@ def hierarchy():
     return None
 
 
-def own_path(kind):
-    """Our current cgroup, relative to the hierarchy's root."""
-    with open("/proc/self/cgroup") as groups:
+def own_path(kind, pid="self"):
+    """The cgroup of process `pid` (ours by default), relative to the
+    hierarchy's root."""
+    with open(f"/proc/{pid}/cgroup") as groups:
         for line in groups:
             number, controllers, path = line.rstrip("\n").split(":", 2)
             if (kind == "v1" and "cpuacct" in controllers.split(",")) or \
@@ -99,16 +100,34 @@ class Accounting:
         return False
 
     def read(self):
-        kind, _ = self.found
-        if kind == "v1":
-            def ns(name):
-                with open(os.path.join(self.group, name)) as file:
-                    return int(file.read()) / 1e9
-            return {"cpu user": ns("cpuacct.usage_user"), "cpu sys": ns("cpuacct.usage_sys")}
-        with open(os.path.join(self.group, "cpu.stat")) as stat:
-            values = dict(line.split() for line in stat)
-        return {"cpu user": int(values["user_usec"]) / 1e6,
-                "cpu sys": int(values["system_usec"]) / 1e6}
+        return read(self.found[0], self.group)
+
+
+def read(kind, group):
+    """User and system CPU seconds of the cgroup folder `group` so far."""
+    if kind == "v1":
+        def ns(name):
+            with open(os.path.join(group, name)) as file:
+                return int(file.read()) / 1e9
+        return {"cpu user": ns("cpuacct.usage_user"), "cpu sys": ns("cpuacct.usage_sys")}
+    with open(os.path.join(group, "cpu.stat")) as stat:
+        values = dict(line.split() for line in stat)
+    return {"cpu user": int(values["user_usec"]) / 1e6,
+            "cpu sys": int(values["system_usec"]) / 1e6}
+
+
+def of_process(pid):
+    """CPU seconds so far of the cgroup process `pid` is in, as Accounting
+    counts its own: for a container, which its engine starts in a cgroup of
+    its own outside the run's. None where no hierarchy can be read."""
+    found = hierarchy()
+    if not found:
+        return None
+    kind, root = found
+    try:
+        return read(kind, os.path.join(root, own_path(kind, pid)))
+    except (OSError, KeyError, ValueError):
+        return None
 
 
 def join(group):

@@ -17,8 +17,10 @@ imported from a debootstrap tree, under four variants:
 
 Docker's own storage (the image's layers, the container's overlay) is on
 the machine's disk under the bench's folder: nothing the server writes to
-its data directory goes there. The containers' CPU is not in the run's own
-cgroup (docker starts them in its own); the machine column has it.
+its data directory goes there. Docker starts a container in a cgroup of
+its own, outside the run's: its CPU until its stop is read there and added
+to the run's (runner.py), so that the CPU column counts the server in every
+variant, as on the host.
 Every run ends with a clean stop, then the rows are counted by a server
 started without any library: in a new container without the runtime on
 the same folder, and for tmpfs (whose data goes with its container) by the
@@ -29,7 +31,7 @@ import os
 import re
 import time
 
-from . import dockerd, modes
+from . import cpu, dockerd, modes
 from .common import Variant, library_mapped, output
 
 SCRIPT = os.path.join(os.path.dirname(os.path.realpath(__file__)), "server.sh")
@@ -112,11 +114,21 @@ class Container:
                                          check=False)
         return status == 0 and out == "true"
 
+    def pid(self):
+        """The container's pid 1, the server, as the host numbers it."""
+        return int(self.docker.docker("inspect", "-f", "{{.State.Pid}}", self.id)[1])
+
     def mapped(self, library):
-        """Whether the server (the container's pid 1) has `library` mapped:
-        `library` as the container sees it, not resolved on the host."""
-        pid = int(self.docker.docker("inspect", "-f", "{{.State.Pid}}", self.id)[1])
-        return library_mapped(pid, library, resolve=False)
+        """Whether the server has `library` mapped: `library` as the
+        container sees it, not resolved on the host."""
+        return library_mapped(self.pid(), library, resolve=False)
+
+    def cpu(self):
+        """CPU seconds of the container's cgroup so far, as "container cpu
+        user" and "container cpu sys" (runner.py adds them to the run's), or
+        {} where they cannot be read."""
+        used = cpu.of_process(self.pid())
+        return {f"container {key}": value for key, value in (used or {}).items()}
 
     def stop(self):
         """A clean stop (the stop signal, then up to 5 minutes); seconds taken."""
@@ -131,7 +143,9 @@ def run(ctx, variant, server, work, count, want):
     """One container run: start (with the data directory's making, as an
     image's entry point does it), `work(sockets) -> {phase: seconds}`, the
     rows counted by `count(sockets)` (checked against `want` on tmpfs, where
-    nothing outlives the container), clean stop."""
+    nothing outlives the container), clean stop. Returns the phases' times,
+    whether the library was mapped, and the container's CPU up to its stop
+    (Container.cpu; its cgroup goes with it)."""
     data = None
     if "--tmpfs" not in variant.mode.engine:
         data = ctx.fresh_dir(variant, "data")
@@ -142,13 +156,14 @@ def run(ctx, variant, server, work, count, want):
         mapped = container.mapped(variant.library) if variant.library else None
         times.update(work(container.sockets))
         found = count(container.sockets)
+        used = container.cpu()
         times[server["stopping"]] = container.stop()
     finally:
         container.remove()
     if data is None and found.strip() != want:
         raise RuntimeError(f"{server['name']} on tmpfs: before the stop found "
                            f"{found.strip()!r}, expected {want!r}")
-    return times, mapped
+    return times, mapped, used
 
 
 def recount(ctx, server, count):

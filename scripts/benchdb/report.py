@@ -20,7 +20,7 @@ PROOF_NOTE = (
 )
 DEVICE_NOTE = (
     "CPU: user / system seconds of everything the run started, servers included (a cgroup "
-    "of its own); machine: the same for the whole machine from /proc/stat (kernel threads "
+    "of its own; a container's own cgroup added, up to its stop); machine: the same for the whole machine from /proc/stat (kernel threads "
     "for writeback, the loop device and the journal, and other people's work on a shared "
     "machine). flushes: what the run's own loop device completed from the run's start to "
     "its end (/proc/diskstats); written: the bytes it wrote from the run's start to a syncfs "

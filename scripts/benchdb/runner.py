@@ -101,6 +101,9 @@ def attempt(ctx, module, variant, failures, trace=None):
                 for key, value in (device or {}).items():
                     result[f"device {key}"] = value
                 result.update(accounting.figures)
+                for kind in ("user", "sys"):  # a container's own cgroup (incontainer.py)
+                    if f"cpu {kind}" in result and f"container cpu {kind}" in result:
+                        result[f"cpu {kind}"] += result.pop(f"container cpu {kind}")
                 if trace is None and hasattr(module, "check"):
                     module.check(ctx, variant)
                 ctx.fs_seen.setdefault(variant.fs, mounted.describe())

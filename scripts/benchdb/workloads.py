@@ -14,9 +14,11 @@ workload module has:
 - run(ctx, variant, trace=None) -> (result, mapped): one run. `result` has
   a number for each MEASURES key (and "phase NAME" entries for the phases
   table; "device flushes KEY", "device bytes KEY" for a measure's own
-  device figures, where one run has several measures); `mapped` whether
-  variant.library was seen mapped in the server
-  (None if not checked). Data goes under ctx.fresh_dir(variant, name);
+  device figures, where one run has several measures; "container cpu
+  user", "container cpu sys" for CPU seconds spent outside the run's own
+  cgroup, a container's, which the runner adds to the run's); `mapped`
+  whether variant.library was seen mapped in the server (None if not
+  checked). Data goes under ctx.fresh_dir(variant, name);
   every command is prefixed with `(trace or []) + variant.prefix`;
   variant.knobs means the program's own durability knobs are off. A run
   that fails raises RuntimeError; servers are started with ctx.start and

@@ -24,7 +24,7 @@ fn sh(line: &str) -> Vec<String> {
 
 /// The flushes of `run`, given a file on a disk of its own, and what it
 /// printed.
-pub(super) fn counted(label: &str, run: impl FnOnce(&Path) -> Outcome) -> (u64, Outcome) {
+fn counted(label: &str, run: impl FnOnce(&Path) -> Outcome) -> (u64, Outcome) {
     let disk = LoopFs::new(label, 32);
     let mut outcome = None;
     let flushes = disk.flushes_during(|| outcome = Some(run(&disk.join("data"))));
@@ -45,46 +45,41 @@ fn a_static_and_an_i386_child_of_a_shell_have_their_syncs_eaten() {
         ("i386", probe("container_parity", &["-m32"])),
     ] {
         let line = |file: &Path| format!("{} loop {} {FSYNCS}", program.display(), file.display());
-        let (control, plain) = counted(label, |file| {
-            Run::new("/bin/sh").args(&sh(&line(file))[1..]).run()
-        });
-        let (floor, _) = counted(label, |file| {
-            let count = FSYNCS.to_string();
-            Run::new(nosync())
-                .arg(&program)
-                .arg("loop")
-                .arg(file)
-                .arg(count)
-                .run()
-        });
-        // What the library alone did: out of the child, no filter instead.
-        let (before, _) = counted(label, |file| {
-            Run::new(command())
-                .arg("--no-seccomp")
-                .args(sh(&line(file)))
-                .run()
-        });
-        let (eaten, ours) = counted(label, |file| {
-            Run::new(command()).args(sh(&line(file))).run()
-        });
-        assert_eq!(
-            plain.stdout(),
-            format!("synced {FSYNCS}\n"),
-            "{label} control"
-        );
-        assert_eq!(shown(&ours), shown(&plain), "{label}: parity");
-        eprintln!("flushes: {label}: the library alone, without the filter: {before}");
-        assert!(
-            before.saturating_sub(floor) >= FSYNCS / 2,
-            "{label}: without the filter its syncs reach the disk: {before} flushes, floor {floor}"
-        );
-        Flushes {
-            control,
-            floor,
-            eaten,
-        }
-        .assert_eaten(FSYNCS, label);
+        let printed = format!("synced {FSYNCS}\n");
+        eaten_in_a_child(label, |file| sh(&line(file)), &printed);
     }
+}
+
+/// Judges `args(file)`, a program whose child makes [`FSYNCS`] fsyncs on
+/// `file`, on a disk of its own: without eatmydata (the control, which
+/// prints `printed`), under `nosync` (the floor), under the command with
+/// `--no-seccomp` (the library alone, before the child filter: its syncs
+/// reach the disk) and under the command (eaten, the same output).
+pub(super) fn eaten_in_a_child(label: &str, args: impl Fn(&Path) -> Vec<String>, printed: &str) {
+    let (control, plain) = counted(label, |file| {
+        Run::new(&args(file)[0]).args(&args(file)[1..]).run()
+    });
+    let (floor, _) = counted(label, |file| Run::new(nosync()).args(args(file)).run());
+    let (before, _) = counted(label, |file| {
+        Run::new(command())
+            .arg("--no-seccomp")
+            .args(args(file))
+            .run()
+    });
+    let (eaten, ours) = counted(label, |file| Run::new(command()).args(args(file)).run());
+    assert_eq!(plain.stdout(), printed, "{label} control");
+    assert_eq!(shown(&ours), shown(&plain), "{label}: parity");
+    eprintln!("flushes: {label}: the library alone, without the filter: {before}");
+    assert!(
+        before.saturating_sub(floor) >= FSYNCS / 2,
+        "{label}: without the filter its syncs reach the disk: {before} flushes, floor {floor}"
+    );
+    Flushes {
+        control,
+        floor,
+        eaten,
+    }
+    .assert_eaten(FSYNCS, label);
 }
 
 /// `seccomp_sync whoami` (euid, NoNewPrivs, Seccomp) run by `sh -c`,
@@ -112,6 +107,14 @@ const NO_SYS_ADMIN: &[&str] = &[
     "--",
 ];
 
+/// `seccomp_sync` built dynamic, and static.
+pub(super) fn whoami_probes() -> (PathBuf, PathBuf) {
+    (
+        probe("seccomp_sync", &[]),
+        probe("seccomp_sync", &["-static"]),
+    )
+}
+
 pub(super) fn state(euid: u32, nnp: u8, seccomp: u8) -> String {
     format!("euid={euid}\nNoNewPrivs:\t{nnp}\nSeccomp:\t{seccomp}\n")
 }
@@ -119,10 +122,7 @@ pub(super) fn state(euid: u32, nnp: u8, seccomp: u8) -> String {
 #[test]
 fn only_a_child_that_goes_without_the_library_gets_the_filter() {
     library();
-    let (dynamic, fixed) = (
-        probe("seccomp_sync", &[]),
-        probe("seccomp_sync", &["-static"]),
-    );
+    let (dynamic, fixed) = whoami_probes();
     // The control: no filter, in either.
     for program in [&dynamic, &fixed] {
         let control = whoami(ROOT, None, &whoami_line(program));

@@ -9,8 +9,8 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::filter::{FSYNCS, counted, shown, state};
-use crate::common::{Flushes, Outcome, Run, TempDir, command, library, nosync, probe};
+use super::filter::{FSYNCS, eaten_in_a_child, shown, state, whoami_probes};
+use crate::common::{Outcome, Run, TempDir, command, library, probe};
 
 /// `spawn_child`, built dynamic: the parent that spawns.
 fn spawner() -> PathBuf {
@@ -32,40 +32,16 @@ fn spawned(eatmydata: Option<&[&str]>, how: &[&str], argv: &[&str]) -> Outcome {
 fn a_static_child_of_posix_spawn_has_its_syncs_eaten() {
     library();
     let program = probe("container_parity", &["-static"]);
-    let program = program.to_str().unwrap();
-    let count = FSYNCS.to_string();
-    let argv = |file: &Path| {
-        let file = file.to_str().unwrap().to_owned();
-        ["spawn", "-", program, "parity", "loop", &file, &count].map(str::to_owned)
+    let args = |file: &Path| {
+        let (program, file) = (program.to_str().unwrap(), file.to_str().unwrap());
+        let count = FSYNCS.to_string();
+        let spawner = spawner();
+        let args = [spawner.to_str().unwrap(), "spawn", "-", program, "parity"];
+        let args = args.into_iter().chain(["loop", file, &count]);
+        args.map(str::to_owned).collect()
     };
-    let (control, plain) = counted("spawn", |file| Run::new(spawner()).args(argv(file)).run());
-    let (floor, _) = counted("spawn", |file| {
-        Run::new(nosync()).arg(spawner()).args(argv(file)).run()
-    });
-    // The library alone, as before the trampoline: the child unfiltered.
-    let (before, _) = counted("spawn", |file| {
-        Run::new(command())
-            .arg("--no-seccomp")
-            .arg(spawner())
-            .args(argv(file))
-            .run()
-    });
-    let (eaten, ours) = counted("spawn", |file| {
-        Run::new(command()).arg(spawner()).args(argv(file)).run()
-    });
-    assert_eq!(plain.stdout(), format!("synced {FSYNCS}\nstatus 0\n"));
-    assert_eq!(shown(&ours), shown(&plain), "parity");
-    eprintln!("flushes: posix_spawn: the library alone, without the filter: {before}");
-    assert!(
-        before.saturating_sub(floor) >= FSYNCS / 2,
-        "without the filter its syncs reach the disk: {before} flushes, floor {floor}"
-    );
-    Flushes {
-        control,
-        floor,
-        eaten,
-    }
-    .assert_eaten(FSYNCS, "posix_spawn");
+    let printed = format!("synced {FSYNCS}\nstatus 0\n");
+    eaten_in_a_child("posix_spawn", args, &printed);
 }
 
 #[test]
@@ -136,10 +112,7 @@ fn the_spawned_program_sees_what_it_would_without_eatmydata() {
 #[test]
 fn only_a_spawned_child_that_goes_without_the_library_is_filtered() {
     library();
-    let (dynamic, fixed) = (
-        probe("seccomp_sync", &[]),
-        probe("seccomp_sync", &["-static"]),
-    );
+    let (dynamic, fixed) = whoami_probes();
     let whoami = |eatmydata: Option<&[&str]>, program: &Path| {
         let program = program.to_str().unwrap();
         spawned(eatmydata, &["spawn", "-"], &[program, "whoami", "whoami"])

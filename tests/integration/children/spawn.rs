@@ -145,3 +145,72 @@ fn only_a_spawned_child_that_goes_without_the_library_is_filtered() {
     parents.retain(|line| !line.starts_with("LD_PRELOAD="));
     assert_eq!(env(&probe("container_parity", &["-static"])), parents);
 }
+
+/// Python's `os.posix_spawn`, and `subprocess.run` with `close_fds=False`
+/// (which takes posix_spawn in Python 3.8 and later), start a static
+/// program: filtered under eatmydata, and otherwise as without it.
+#[test]
+fn python_s_posix_spawn_children_are_filtered() {
+    library();
+    let (_, fixed) = whoami_probes();
+    let script = "import os, subprocess, sys\n\
+                  pid = os.posix_spawn(sys.argv[1], ['whoami', 'whoami'], os.environ)\n\
+                  print('status', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)\n\
+                  done = subprocess.run([sys.argv[1], 'whoami'], close_fds=False)\n\
+                  print('status', done.returncode)\n";
+    let python = ["/usr/bin/python3", "-c", script, fixed.to_str().unwrap()];
+    let twice = |seccomp| {
+        let one = format!("{}status 0\n", state(0, 0, seccomp));
+        one.repeat(2)
+    };
+    let control = Run::new(python[0]).args(&python[1..]).run();
+    assert_eq!(shown(&control), (Some(0), twice(0), String::new()));
+    let ours = Run::new(command()).args(python).run();
+    assert_eq!(shown(&ours), (Some(0), twice(2), String::new()));
+}
+
+/// glibc's loader on this machine, which runs the trampoline.
+const LOADER: &str = if cfg!(target_arch = "aarch64") {
+    "/lib/ld-linux-aarch64.so.1"
+} else {
+    "/lib64/ld-linux-x86-64.so.2"
+};
+
+/// The trampoline run by hand: a program that cannot be executed after
+/// all (removed between the hook's check and this exec) ends the child
+/// with 127, said; the library run without the trampoline's arguments
+/// refuses, with 127 too. A program that can be executed runs with the
+/// arguments and environment given, under the filter.
+#[test]
+fn the_trampoline_exits_127_when_the_program_cannot_run_after_all() {
+    let library = library();
+    let missing = "/nonexistent/eatmydata-program";
+    let trampoline = |program: &str, tail: &[&str]| {
+        Run::new(LOADER)
+            .arg(&library)
+            .args(["--eatmydata-spawned", "0-", program])
+            .args(tail)
+            .run()
+    };
+    let failed = trampoline(missing, &["1", "program", "", "A=1"]);
+    assert_eq!(failed.output.status.code(), Some(127));
+    assert_eq!(
+        failed.stderr(),
+        format!("eatmydata: {missing}: cannot be executed in posix_spawn's child after all\n")
+    );
+    let (_, fixed) = whoami_probes();
+    let ran = trampoline(
+        fixed.to_str().unwrap(),
+        &["2", "whoami", "whoami", "", "A=1"],
+    );
+    assert_eq!(shown(&ran), (Some(0), state(0, 0, 2), String::new()));
+    let env = probe("container_parity", &["-static"]);
+    let ran = trampoline(env.to_str().unwrap(), &["2", "env", "env", "", "A=1", "B="]);
+    assert_eq!(ran.stdout(), "A=1\nB=\n");
+    let refused = Run::new(LOADER).arg(&library).run();
+    assert_eq!(refused.output.status.code(), Some(127));
+    assert_eq!(
+        refused.stderr(),
+        "eatmydata: libeatmydata.so is a library for LD_PRELOAD, not a program\n"
+    );
+}

@@ -196,6 +196,7 @@ fn decide(
     }
     let place = exec::place(image, context);
     if let Place::Out(why) = place {
+        let route = route.map(|route| (route, args.0.len() + entries.0.len()));
         filter_for(&entries, ours, program, (search, route), why);
     }
     let (head, rest) = room.preload.split_at_mut(PRELOAD.len());
@@ -331,12 +332,13 @@ fn searched(name: &CStr) -> bool {
 /// turns the library off there (`EATMYDATA_DISABLE`, durability asked
 /// back); said on stderr when asked so. `ldd` runs nothing: none. A
 /// `posix_spawn` child (`route` given) gets it through the trampoline
-/// (`spawn.rs`), which says so itself; `ours` is the library's name.
+/// (`spawn.rs`), which says so itself, given with the count of its
+/// arguments and environment entries; `ours` is the library's name.
 fn filter_for(
     entries: &Entries,
     ours: &CStr,
     program: (c_int, &CStr, c_int),
-    (search, route): (bool, Option<&mut Route>),
+    (search, route): (bool, Option<(&mut Route, usize)>),
     why: Why,
 ) {
     let value = |name: &str| {
@@ -353,16 +355,18 @@ fn filter_for(
     let tell = asked == ChildFilter::Tell;
     let outcome = match route {
         None => seccomp::plain(|| found(program, search, image::raises)).words(),
-        Some(route) => {
+        Some((route, entries)) => {
             let searches = search && searched(program.1);
             let found =
                 searches && found_in(program, Some(path()), image::of, &mut route.path).is_some();
             match searches && !found {
                 true => NOT_FOUND,
-                false => match spawn::route(route, ours, program.1, found, (why, tell)) {
-                    Ok(()) => return,
-                    Err(outcome) => outcome,
-                },
+                false => {
+                    match spawn::route(route, (ours, entries), program.1, found, (why, tell)) {
+                        Ok(()) => return,
+                        Err(outcome) => outcome,
+                    }
+                }
             }
         }
     };

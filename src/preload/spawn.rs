@@ -66,10 +66,11 @@ pub struct Route {
 /// library for `why` and gets the filter, said when `tell`, through the
 /// trampoline: `Err` with what the child gets when it cannot be, and is
 /// not. `library` is this library's own name, the file it is in this
-/// root.
+/// root; `entries`, how many arguments and environment entries the
+/// program gets.
 pub fn route(
     route: &mut Route,
-    library: &CStr,
+    (library, entries): (&CStr, usize),
     program: &CStr,
     found: bool,
     (why, tell): (Why, bool),
@@ -77,6 +78,9 @@ pub fn route(
     if let Some(inherited) = seccomp::inherited() {
         // The child inherits this thread's filter, or there is none to have.
         return Err(inherited.words());
+    }
+    if entries > MAX_ENTRIES {
+        return Err(TOO_MANY);
     }
     let loader = loader().ok_or(NO_LOADER)?;
     if !library.to_bytes().starts_with(b"/") || why == Why::Elsewhere {
@@ -96,6 +100,12 @@ pub fn route(
     Ok(())
 }
 
+/// The most arguments and environment entries routed: the hook lays
+/// their pointers out on its stack frame (64 KiB of them).
+const MAX_ENTRIES: usize = 8192;
+
+/// What the child gets with more.
+const TOO_MANY: &str = "posix_spawn starts it in a child the library cannot reach before its exec, and its arguments and environment are too many to hand to the trampoline: unfiltered, its syncs reach the disk (eatmydata --seccomp covers it)";
 /// What the child gets when the running program names no loader.
 const NO_LOADER: &str = "posix_spawn starts it in a child the library cannot reach before its exec, and this program names no loader to run the trampoline with: unfiltered, its syncs reach the disk (eatmydata --seccomp covers it)";
 /// What it gets when the library cannot be named to the loader.

@@ -214,3 +214,27 @@ fn the_trampoline_exits_127_when_the_program_cannot_run_after_all() {
         "eatmydata: libeatmydata.so is a library for LD_PRELOAD, not a program\n"
     );
 }
+
+/// Past 8,192 arguments and environment entries, whose pointers would
+/// not fit the hook's frame well, the spawn goes on unrouted, as before
+/// the trampoline: unfiltered, and said under -v.
+#[test]
+fn a_spawn_with_too_many_arguments_goes_on_unfiltered_and_said() {
+    library();
+    let (_, fixed) = whoami_probes();
+    let many: Vec<String> = (0..9000).map(|n| n.to_string()).collect();
+    let program = fixed.to_str().unwrap();
+    let argv: Vec<&str> = [program, "whoami"]
+        .into_iter()
+        .chain(many.iter().map(String::as_str))
+        .collect();
+    let control = spawned(None, &["spawn", "-"], &argv);
+    let said = spawned(Some(&["-v"]), &["spawn", "-"], &argv);
+    assert_eq!(said.stdout(), control.stdout());
+    assert!(
+        control.stdout().ends_with("status 2\n"),
+        "{}",
+        control.stdout()
+    );
+    assert!(said.stderr().contains("too many"), "{}", said.stderr());
+}

@@ -100,7 +100,7 @@ const ROOT: &[&str] = &["env", "--"];
 
 /// setpriv with CAP_SYS_ADMIN out of the bounding set: root without it,
 /// for whom a filter needs `no_new_privs`.
-const NO_SYS_ADMIN: &[&str] = &[
+pub(super) const NO_SYS_ADMIN: &[&str] = &[
     "setpriv",
     "--bounding-set=-sys_admin",
     "--inh-caps=-sys_admin",
@@ -145,7 +145,7 @@ fn only_a_child_that_goes_without_the_library_gets_the_filter() {
 }
 
 /// A static program, setuid to nobody, in a folder of its own.
-fn setuid_probe(dir: &TempDir) -> PathBuf {
+pub(super) fn setuid_probe(dir: &TempDir) -> PathBuf {
     let program = dir.join("setuid-probe");
     fs::copy(probe("seccomp_sync", &["-static"]), &program).unwrap();
     std::os::unix::fs::chown(&program, Some(65534), Some(65534)).unwrap();

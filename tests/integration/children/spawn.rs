@@ -9,7 +9,9 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::filter::{FSYNCS, eaten_in_a_child, shown, state, whoami_probes};
+use super::filter::{
+    FSYNCS, NO_SYS_ADMIN, eaten_in_a_child, setuid_probe, shown, state, whoami_probes,
+};
 use crate::common::{Outcome, Run, TempDir, command, library, probe};
 
 /// `spawn_child`, built dynamic: the parent that spawns.
@@ -237,4 +239,32 @@ fn a_spawn_with_too_many_arguments_goes_on_unfiltered_and_said() {
         control.stdout()
     );
     assert!(said.stderr().contains("too many"), "{}", said.stderr());
+}
+
+/// Without CAP_SYS_ADMIN the trampoline sets no_new_privs for the
+/// filter, as an exec does; a set-user-ID program keeps its privileges
+/// and goes unfiltered, said under -v.
+#[test]
+fn without_cap_sys_admin_the_trampoline_keeps_the_exec_rules() {
+    library();
+    let dir = TempDir::new("children-spawn-setuid");
+    let (_, fixed) = whoami_probes();
+    let setuid = setuid_probe(&dir);
+    let whoami = |eatmydata: Option<&[&str]>, program: &Path| {
+        let mut run = Run::new(NO_SYS_ADMIN[0]).args(&NO_SYS_ADMIN[1..]);
+        if let Some(options) = eatmydata {
+            run = run.arg(command()).args(options);
+        }
+        let program = program.to_str().unwrap();
+        run.arg(spawner())
+            .args(["spawn", "-", program, "whoami", "whoami"])
+            .run()
+    };
+    let status = |euid, nnp, seccomp| format!("{}status 0\n", state(euid, nnp, seccomp));
+    assert_eq!(whoami(None, &fixed).stdout(), status(0, 0, 0));
+    assert_eq!(whoami(Some(&[]), &fixed).stdout(), status(0, 1, 2));
+    assert_eq!(whoami(None, &setuid).stdout(), status(65534, 0, 0));
+    let said = whoami(Some(&["-v"]), &setuid);
+    assert_eq!(said.stdout(), status(65534, 0, 0));
+    assert!(said.stderr().contains("set-user-ID"), "{}", said.stderr());
 }

@@ -61,6 +61,9 @@ pub struct Route {
     pub path: [u8; PATH_ROOM],
 }
 
+// `c/shim.h` checks the same.
+const _: () = assert!(core::mem::offset_of!(Route, path) == 52 && size_of::<Route>() == 4152);
+
 /// Routes the spawn of `program` (as the caller named it; `found`, the
 /// file `PATH` gave for it, when searched), which goes without the
 /// library for `why` and gets the filter, said when `tell`, through the

@@ -41,8 +41,8 @@
 EMD_NEXT_EXEC(EMD_CACHE)
 
 /* The environment `envp` becomes for the program at `path` started with
- * `argv`, executed by this process or (`spawn`) by a child posix_spawn
- * makes. */
+ * `argv`, executed by this process or (`route` given) by a child
+ * posix_spawn makes. */
 #define DECIDED(dirfd, path, flags, search, route, argv, envp)                \
 	eatmydata_exec_env(dirfd, path, flags, search, route, argv, envp,     \
 			   &room, sizeof room)

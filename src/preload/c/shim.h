@@ -65,6 +65,9 @@ struct emd_spawn_route {
 	char count[24];
 	char path[EMD_SPAWN_PATH];
 };
+_Static_assert(__builtin_offsetof(struct emd_spawn_route, path) == 52 &&
+		       sizeof(struct emd_spawn_route) == 4152,
+	       "spawn.rs's Route has this layout");
 char *const *eatmydata_exec_env(int dirfd, const char *path, int flags,
 				int search, struct emd_spawn_route *route,
 				char *const argv[], char *const envp[],

@@ -85,10 +85,19 @@ class Context:
         As root, in a folder of root's own under /var/lib (removed at the
         end), not under --dir: root takes an installed library, and
         registers a runtime, only where no other user can change them
-        (src/wrapper/library/mod.rs), and /var/tmp is everyone's."""
+        (src/wrapper/library/mod.rs), and /var/tmp is everyone's. Root's
+        home (EATMYDATA_HOME, unless set already) is a folder there too,
+        inherited by everything the bench starts: the runtime's account and
+        its containers' reports go there, not into the machine's own
+        /run/eatmydata or /var/lib/eatmydata."""
         if os.geteuid() == 0:
             self.installed = tempfile.mkdtemp(prefix="eatmydata-bench.", dir="/var/lib")
             os.chmod(self.installed, 0o755)
+            if "EATMYDATA_HOME" not in os.environ:
+                home = os.path.join(self.installed, "home")
+                os.mkdir(home)
+                os.chmod(home, 0o755)
+                os.environ["EATMYDATA_HOME"] = home
         else:
             self.installed = self.base
         bin_ = os.path.join(self.installed, "bin")

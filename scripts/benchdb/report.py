@@ -149,11 +149,12 @@ def phases(workloads, results):
 
 
 def waits(workloads, results):
-    """Each run of each variant: its time, and what the machine did over
-    the whole run (idle and steal CPU seconds, context switches).
-    Medians hide a run of two speeds; this shows which runs were slow and
-    whether the machine was idle (round trips waiting on wake-ups) or
-    taken (steal: the host gave the CPUs to someone else)."""
+    """Each run of each variant: its time, the CPU seconds (user and
+    system) of what it started, and what the machine did over the whole
+    run (idle and steal CPU seconds, context switches). Medians hide a run
+    of two speeds; this shows which runs were slow and whether they worked
+    more (CPU), waited on wake-ups (idle) or were taken (steal: the host
+    gave the CPUs to someone else)."""
     lines = []
     for module in workloads:
         outcome = results.get(module.NAME)
@@ -165,13 +166,15 @@ def waits(workloads, results):
             for run in data["runs"]:
                 if key not in run or "machine idle" not in run:
                     continue
-                rows.append(f"| {variant} | {number(run[key], unit)} "
+                used = (f"{run['cpu user'] + run['cpu sys']:.2f}" if "cpu user" in run
+                        else "–")
+                rows.append(f"| {variant} | {number(run[key], unit)} | {used} "
                             f"| {run['machine idle']:.2f} | {run.get('machine steal', 0):.2f} "
                             f"| {run.get('machine switches', 0):,.0f} |")
         if rows:
-            lines += ["", f"{module.NAME}, each run: {key}, and the machine over the run:", "",
-                      f"| variant | {key} | machine idle s | steal s | switches |",
-                      "|---|--:|--:|--:|--:|"] + rows
+            lines += ["", f"{module.NAME}, each run: {key}, its CPU, and the machine over the run:", "",
+                      f"| variant | {key} | CPU s | machine idle s | steal s | switches |",
+                      "|---|--:|--:|--:|--:|--:|"] + rows
             if unit != "tps":
                 lines += steal_fits(outcome, key)
     return lines

@@ -100,11 +100,17 @@ class Container:
             raise
 
     def wait(self, ready, timeout=300):
+        """Until `ready()`, asking docker whether the container still runs
+        once a second: each ask is a `docker inspect`, whose CPU counts in
+        the run's."""
         deadline = time.monotonic() + timeout
+        asked = time.monotonic()
         while not ready():
-            if not self.running():
-                logs = self.docker.docker("logs", self.id, check=False)
-                raise RuntimeError(f"container {self.id[:12]} ended while starting: {logs}")
+            if time.monotonic() - asked >= 1:
+                asked = time.monotonic()
+                if not self.running():
+                    logs = self.docker.docker("logs", self.id, check=False)
+                    raise RuntimeError(f"container {self.id[:12]} ended while starting: {logs}")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"container {self.id[:12]}: no server within {timeout} s")
             time.sleep(0.05)

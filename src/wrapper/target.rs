@@ -65,7 +65,9 @@ pub fn judged(command: &OsStr, program: &Path, args: &[OsString], library: &Path
         else {
             break;
         };
-        let name = &args[at];
+        let Some(name) = args.get(at) else {
+            break;
+        };
         let Ok(path) = search::resolve(name) else {
             break;
         };
@@ -78,7 +80,7 @@ pub fn judged(command: &OsStr, program: &Path, args: &[OsString], library: &Path
             .push(std::mem::replace(&mut judged.name, name.clone()));
         judged.path = path;
         judged.kind = facts.kind;
-        args = &args[at + 1..];
+        args = args.get(at + 1..).unwrap_or_default();
     }
     judged
 }

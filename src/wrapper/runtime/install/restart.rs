@@ -59,16 +59,24 @@ pub fn engine(engine: Engine, host: &Host, request: &Request) -> Result<(), Erro
             if let Some(start) = start {
                 spawn(start)?;
             }
+            // Nothing is signalled from here on: a pid that is not the
+            // engine yet (the start command's shell writes its pid, then
+            // executes the engine) is waited on, not refused.
             let deadline = Instant::now() + Duration::from_secs(request.timeout);
             loop {
-                match live_pid(file, engine)? {
-                    Some(new) if new != pid => {
+                let now = live_pid(file, engine);
+                match now {
+                    Ok(Some(new)) if new != pid => {
                         println!("Restarted {name} ({pid}, now {new}).");
                         return Ok(());
                     }
                     _ if Instant::now() > deadline => {
+                        let last = match now {
+                            Err(why) => format!(" ({why})"),
+                            Ok(_) => String::new(),
+                        };
                         return Err(Error::Engine(format!(
-                            "{name} did not start again within {} s",
+                            "{name} did not start again within {} s{last}",
                             request.timeout
                         )));
                     }
@@ -199,3 +207,6 @@ fn spawn(command: &str) -> Result<(), Error> {
     sh.spawn().map_err(Error::io("run", "/bin/sh -c --start"))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -62,7 +62,11 @@ fn a_start_command_that_writes_its_pid_before_the_engine_is_waited_on() {
     // SAFETY: a signal to the stand-in this test started.
     unsafe { libc::kill(new, libc::SIGKILL) };
     fs::remove_dir_all(&dir).unwrap();
-    assert!(restarted.is_ok(), "{:?}", restarted.err().map(|e| e.to_string()));
+    assert!(
+        restarted.is_ok(),
+        "{:?}",
+        restarted.err().map(|e| e.to_string())
+    );
     assert_ne!(new, old);
     assert_eq!(new_name.trim_end(), "containerd");
 }

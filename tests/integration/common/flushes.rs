@@ -59,8 +59,10 @@ impl Flushes {
         NOISE + self.synced() / 20
     }
 
-    /// Asserts that the control's syncs made at least `at_least` flushes
-    /// above the floor (and twice [`NOISE`]); and that the run under
+    /// Asserts that the control's syncs made at least nine tenths of
+    /// `at_least` flushes above the floor (two syncs may share a journal
+    /// commit: 500 fsyncs once made 498 on a quiet machine), and twice
+    /// [`NOISE`]; and that the run under
     /// eatmydata made no more than the floor and the allowance.
     /// `what` names the run in the messages, which show all three counts.
     pub fn assert_eaten(&self, at_least: u64, what: &str) {
@@ -68,7 +70,7 @@ impl Flushes {
             "flushes: {what}: control {}, floor {}, eaten {}",
             self.control, self.floor, self.eaten
         );
-        let wanted = at_least.max(MARGIN * NOISE);
+        let wanted = (at_least - at_least / 10).max(MARGIN * NOISE);
         assert!(
             self.synced() >= wanted,
             "{what}: the control's syncs made too few flushes to judge by: {self:?}, \

@@ -116,9 +116,9 @@ impl TempDir {
 
     /// The same in a chain of folders root trusts, each mode 0755 (another
     /// user may pass through): for a test whose root run must use what it
-    /// holds, and whose other users must reach it, wherever the checkout
-    /// is (`trusted.rs`: under `/var/lib` when the checkout is under
-    /// `/tmp` or `/var/tmp`).
+    /// holds, or whose other user must trust the chain and reach it,
+    /// wherever the checkout is (`trusted.rs`: under `/var/lib` when the
+    /// checkout is under `/tmp`, `/var/tmp` or a user's home).
     pub fn trusted(label: &str) -> TempDir {
         let beside = target_tmp().join("scratch");
         fs::create_dir_all(&beside).expect("create the scratch folder");

@@ -109,7 +109,7 @@ pub fn fsyncs_alone(data: &Path) {
 
 #[test]
 fn written_once_per_content_readable_by_all() {
-    let dir = TempDir::new("written-once");
+    let dir = TempDir::trusted("written-once");
     let (place, eatmydata) = (place(&dir), lonely(&dir));
     let path = written_in(&place, USER);
     // As a user, under a umask that would keep every other user out.

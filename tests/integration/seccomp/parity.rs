@@ -86,7 +86,7 @@ fn go_program() -> PathBuf {
                 .env("GOPROXY", "off")
                 .env("GOFLAGS", "")
                 .env("CGO_ENABLED", "0")
-                .args(["build", "-o"])
+                .args(["build", "-buildvcs=false", "-o"])
                 .arg(&partial)
                 .arg(".")
                 .status()

@@ -161,7 +161,11 @@ fn inserts(work: &Path, db: &str, eatmydata: Option<&Path>) -> Outcome {
 /// to it.
 fn copy_of_the_source(to: &Path) -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // git refuses a checkout another user owns (a clone in a user's
+    // home, the tests run by root) unless told this one is safe.
+    let safe = format!("safe.directory={}", manifest.display());
     let files = Command::new("git")
+        .args(["-c", &safe])
         .args([
             "ls-files",
             "-z",

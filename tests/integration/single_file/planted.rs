@@ -5,6 +5,9 @@
 //! folder that is a link or someone else's is left for a private one.
 //! Each case changes one thing only, so that the one check it names is
 //! what refuses it. The caller is `USER`; the someone else, `nobody`.
+//! Each test's place is in a chain of root's folders
+//! (`TempDir::trusted`): the command rightly passes over a `TMPDIR` below
+//! a folder another user owns, as a checkout in someone's home is.
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt, chown, symlink};
@@ -31,7 +34,7 @@ fn carried_bytes(dir: &TempDir) -> Vec<u8> {
 
 #[test]
 fn a_planted_link_is_replaced_not_followed() {
-    let dir = TempDir::new("planted-link");
+    let dir = TempDir::trusted("planted-link");
     let bytes = carried_bytes(&dir);
     let (place, eatmydata) = (place(&dir), lonely(&dir));
     let target = written_in(&place, USER);
@@ -65,7 +68,7 @@ fn a_planted_link_is_replaced_not_followed() {
 
 #[test]
 fn a_file_of_someone_elses_is_replaced() {
-    let dir = TempDir::new("planted-owner");
+    let dir = TempDir::trusted("planted-owner");
     let bytes = carried_bytes(&dir);
     let (place, eatmydata) = (place(&dir), lonely(&dir));
     let target = written_in(&place, USER);
@@ -93,7 +96,7 @@ fn a_file_of_someone_elses_is_replaced() {
 
 #[test]
 fn a_file_with_other_bytes_is_never_loaded() {
-    let dir = TempDir::new("planted-bytes");
+    let dir = TempDir::trusted("planted-bytes");
     let length = carried_bytes(&dir).len() as u64;
     let (place, eatmydata) = (place(&dir), lonely(&dir));
     let target = written_in(&place, USER);
@@ -141,7 +144,7 @@ fn a_file_with_other_bytes_is_never_loaded() {
 
 #[test]
 fn a_folder_that_is_a_link_or_someone_elses_is_left_for_a_private_one() {
-    let dir = TempDir::new("planted-folder");
+    let dir = TempDir::trusted("planted-folder");
     let eatmydata = lonely(&dir);
     let decoy = probe("decoy_lib", &["-shared", "-fPIC"]);
     // Each place, the user's, holds the decoy under the right name, in a

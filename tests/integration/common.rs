@@ -153,6 +153,26 @@ impl Drop for TempDir {
     }
 }
 
+/// A `TMPDIR` of `user`'s own (by name), in a chain of folders that user
+/// may trust (`TempDir::trusted`), for the command run as that user in a
+/// test about something else: from a checkout whose chain a user may not
+/// trust (under `/tmp`, `/var/tmp` or another user's home) the command
+/// writes the library it carries to its temporary place, which is then
+/// this folder, not the machine's `/tmp`. Removed with the `TempDir`.
+pub fn tmpdir_of(user: &str) -> (TempDir, PathBuf) {
+    let dir = TempDir::trusted(&format!("tmpdir-{user}"));
+    let tmpdir = dir.join("tmp");
+    fs::create_dir(&tmpdir).expect("create a TMPDIR");
+    fs::set_permissions(&tmpdir, fs::Permissions::from_mode(0o755)).unwrap();
+    let status = Command::new("chown")
+        .arg(format!("{user}:"))
+        .arg(&tmpdir)
+        .status()
+        .expect("run chown");
+    assert!(status.success(), "chown {user}: {}", tmpdir.display());
+    (dir, tmpdir)
+}
+
 /// The C library a probe is built against: the system's glibc, or musl
 /// through Debian's `musl-gcc` (what Alpine images run).
 #[derive(Clone, Copy, Debug, PartialEq)]

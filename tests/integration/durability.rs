@@ -27,7 +27,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{Run, TempDir, command, library, quiet_disks};
+use crate::common::{Run, TempDir, command, library, quiet_disks, tmpdir_of};
 use crate::loopfs::LoopFs;
 use crate::sync_at_exit::marker;
 
@@ -134,6 +134,7 @@ trait Engine {
 
 /// Runs `sh -c script` as `user`, under `eatmydata options` when given.
 fn as_user(user: &str, eatmydata: Option<&[&str]>, script: &str) -> String {
+    let (_tmp, tmpdir) = tmpdir_of(user);
     let mut run = Command::new("runuser");
     run.args(["-u", user, "--"]);
     if let Some(options) = eatmydata {
@@ -142,6 +143,7 @@ fn as_user(user: &str, eatmydata: Option<&[&str]>, script: &str) -> String {
     let output = run
         .args(["sh", "-c", script])
         .env_remove("LD_PRELOAD")
+        .env("TMPDIR", tmpdir)
         .output()
         .expect("run runuser");
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();

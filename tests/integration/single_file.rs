@@ -97,6 +97,34 @@ pub fn as_user(uid: u32) -> Run {
     ])
 }
 
+/// `/tmp/eatmydata-<uid>`, where the command run as `uid` with no `TMPDIR`
+/// it may use rightly writes the library it carries: removed when dropped
+/// if the test made it (nothing there when watched), a folder of `uid`'s,
+/// so that the machine's `/tmp` is left as it was.
+pub struct MadeInTmp {
+    path: Option<PathBuf>,
+    uid: u32,
+}
+
+impl MadeInTmp {
+    pub fn watch(uid: u32) -> MadeInTmp {
+        let path = PathBuf::from(format!("/tmp/eatmydata-{uid}"));
+        let path = fs::symlink_metadata(&path).is_err().then_some(path);
+        MadeInTmp { path, uid }
+    }
+}
+
+impl Drop for MadeInTmp {
+    fn drop(&mut self) {
+        let Some(path) = &self.path else {
+            return;
+        };
+        if fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir() && meta.uid() == self.uid) {
+            let _ = fs::remove_dir_all(path);
+        }
+    }
+}
+
 /// The control: `sync_calls` alone makes its fsync.
 pub fn fsyncs_alone(data: &Path) {
     let plain = Run::new(probe("sync_calls", &[]))

@@ -14,6 +14,7 @@ use std::os::unix::fs::{PermissionsExt, chown};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::MadeInTmp;
 use crate::common::{Outcome, Run, TempDir};
 
 const NOBODY: u32 = 65534;
@@ -90,6 +91,8 @@ exec setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups \
     fs::set_permissions(&work, fs::Permissions::from_mode(0o777)).unwrap();
     let plain = inserts(&work, "plain.db", None);
     let eatmydata = root.join("bin/eatmydata");
+    // nobody, with no TMPDIR, writes the carried library to the machine's /tmp.
+    let _made = MadeInTmp::watch(NOBODY);
     let eaten = inserts(&work, "eaten.db", Some(&eatmydata));
     let syncs = |run: &Outcome| {
         SYNCS

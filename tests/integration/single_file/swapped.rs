@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{NOBODY, USER, as_user, carried_hash, lonely};
+use super::{MadeInTmp, NOBODY, USER, as_user, carried_hash, lonely};
 use crate::common::{Run, TempDir, probe};
 
 /// Runs of the command per caller, as in the review.
@@ -92,6 +92,8 @@ fn a_swap_in_a_folder_someone_else_owns_never_loads_their_library() {
     let data = dir.join("data");
     fs::create_dir_all(&data).unwrap();
     fs::set_permissions(&data, fs::Permissions::from_mode(0o777)).unwrap();
+    // The user passes over nobody's TMPDIR to the machine's /tmp.
+    let _made = MadeInTmp::watch(USER);
     let mut outcomes = Vec::new();
     for n in 0..RUNS {
         for (who, run) in [

@@ -5,18 +5,20 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{Outcome, command, library, mariadb};
+use crate::common::{Outcome, command, library, mariadb, tmpdir_of};
 use crate::loopfs::LoopFs;
 
 /// Runs `sh -c script` as `user`, under `eatmydata` with `options`.
 fn as_user(user: &str, options: &[&str], script: &str) -> Outcome {
     library();
+    let (_tmp, tmpdir) = tmpdir_of(user);
     let output = Command::new("runuser")
         .args(["-u", user, "--"])
         .arg(command())
         .args(options)
         .args(["sh", "-c", script])
         .env_remove("LD_PRELOAD")
+        .env("TMPDIR", tmpdir)
         .output()
         .expect("run runuser");
     let outcome = Outcome {

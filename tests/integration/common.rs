@@ -27,7 +27,7 @@ pub use run::{Outcome, Run};
 /// built first: never a stale one.
 pub fn command() -> PathBuf {
     library();
-    PathBuf::from(env!("CARGO_BIN_EXE_eatmydata"))
+    reachable(Path::new(env!("CARGO_BIN_EXE_eatmydata")))
 }
 
 /// The library under test, built beside the command.
@@ -59,9 +59,38 @@ pub fn library() -> PathBuf {
                 "{} is missing after cargo build --lib",
                 path.display()
             );
-            path
+            reachable(&path)
         })
         .clone()
+}
+
+/// `file`, a program or library the build made, where every user can
+/// reach it: itself where every user may pass through the folders above
+/// it, else (a checkout under `/root`, mode 0700) a hard link to it (a
+/// copy across file systems) of the same name in a folder named as its
+/// own, in this process's folder of root's (`trusted::own`), made once.
+/// The command and the library so stay side by side.
+fn reachable(file: &Path) -> PathBuf {
+    let (Some(folder), Some(name)) = (file.parent(), file.file_name()) else {
+        return file.to_owned();
+    };
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || trusted::others_pass(folder) {
+        return file.to_owned();
+    }
+    let at = trusted::own()
+        .join("reach")
+        .join(folder.file_name().unwrap_or(name));
+    fs::create_dir_all(&at).expect("create a folder every user reaches");
+    fs::set_permissions(&at, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::set_permissions(at.parent().unwrap(), fs::Permissions::from_mode(0o755)).unwrap();
+    let link = at.join(name);
+    if !link.exists() && fs::hard_link(file, &link).is_err() {
+        let partial = link.with_extension(format!("part{}", std::process::id()));
+        fs::copy(file, &partial).expect("copy where every user reaches");
+        fs::rename(&partial, &link).expect("copy where every user reaches");
+    }
+    link
 }
 
 /// `scripts/build-static`'s folder: the static command and the library
@@ -108,8 +137,16 @@ fn target_tmp() -> PathBuf {
 pub struct TempDir(PathBuf);
 
 impl TempDir {
+    /// Beside the build, or where `TempDir::trusted` makes its folders
+    /// when another user could not pass through the folders above it.
     pub fn new(label: &str) -> TempDir {
-        let path = TempDir::name(&target_tmp().join("scratch"), label);
+        let beside = target_tmp().join("scratch");
+        fs::create_dir_all(&beside).expect("create the scratch folder");
+        let parent = match trusted::others_pass(&beside) {
+            true => beside,
+            false => trusted::base(&beside),
+        };
+        let path = TempDir::name(&parent, label);
         fs::create_dir_all(&path).expect("create a scratch folder");
         TempDir(path)
     }
@@ -254,7 +291,7 @@ pub fn probe_for(libc: Libc, name: &str, flags: &[&str]) -> PathBuf {
         assert!(status.success(), "compiling probe {name} failed");
         fs::rename(&partial, &output).expect("move the probe into place");
     }
-    output
+    reachable(&output)
 }
 
 /// Polls `done` until it holds, for at most `timeout`, and panics saying

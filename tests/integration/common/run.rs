@@ -95,7 +95,7 @@ impl Run {
             .envs
             .iter()
             .any(|(name, _)| name == "EATMYDATA_DISABLE");
-        let through_command = self.program == Path::new(env!("CARGO_BIN_EXE_eatmydata"));
+        let through_command = self.program == super::command();
         // Under nosync (the floor), every sync call is answered before the kernel.
         let floor = self
             .program

@@ -16,6 +16,10 @@
 //!   or `/dev/shm`: those are tmpfs, where a sync reaches no disk, and
 //!   some tests need a disk's file system.
 //!
+//! Both also when another user could not pass through a folder above
+//! (a checkout under `/root`, mode 0700): the tests run the command, the
+//! probes and servers as other users, who must reach what they are given.
+//!
 //! The sweep of folders named by pid and their removal (mounts first) are
 //! `home.rs`'s too, for the homes under `/run`.
 
@@ -31,15 +35,30 @@ pub const PARENT: &str = "/var/lib/eatmydata-test";
 
 /// Where this process makes folders root must trust: `beside` (where the
 /// test makes its folders otherwise; it must exist) when root could trust
-/// it or the caller is not root, else this process's folder under
-/// [`PARENT`], made on first use.
+/// it and every user pass through it, or the caller is not root, else
+/// [`own`].
 pub fn base(beside: &Path) -> PathBuf {
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 || root_trusts(beside) {
+    if unsafe { libc::geteuid() } != 0 || (root_trusts(beside) && others_pass(beside)) {
         return beside.to_owned();
     }
+    own()
+}
+
+/// This process's folder under [`PARENT`], made on first use.
+pub fn own() -> PathBuf {
     static MADE: OnceLock<PathBuf> = OnceLock::new();
     MADE.get_or_init(make).clone()
+}
+
+/// Whether every user may pass through `folder` (its real path) and every
+/// folder above it.
+pub fn others_pass(folder: &Path) -> bool {
+    let Ok(real) = folder.canonicalize() else {
+        return false;
+    };
+    real.ancestors()
+        .all(|above| fs::metadata(above).is_ok_and(|meta| meta.mode() & 0o001 != 0))
 }
 
 /// Whether `folder` (its real path) and every folder above it are root's

@@ -10,7 +10,7 @@
 //! what changed.
 
 use std::fs;
-use std::os::unix::fs::{PermissionsExt, chown};
+use std::os::unix::fs::{MetadataExt, PermissionsExt, chown};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -44,6 +44,7 @@ fn cargo_install_as_a_user_installs_one_file_that_eats_sqlites_syncs() {
 mount --bind '{}' '{}'
 mount --bind '{}' '{}'
 mount -o remount,bind,ro '{}'
+{}
 exec setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups \
   env -i HOME='{}' CARGO_HOME='{}' CARGO_TARGET_DIR='{}' CARGO_NET_OFFLINE=true \
   PATH='{}/bin:/usr/bin:/bin' \
@@ -53,6 +54,7 @@ exec setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups \
         registry.display(),
         registry_view.display(),
         registry_view.display(),
+        let_nobody_reach(&kept, &dir),
         home.display(),
         home.join("cargo").display(),
         target.display(),
@@ -118,6 +120,33 @@ exec setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups \
             format!("{INSERTS}\n")
         );
     }
+}
+
+/// Shell lines that, in a mount namespace of the test's own, let nobody
+/// reach `kept` at its path where a folder above it is closed to others
+/// (a checkout under `/root`, mode 0700): `kept` bound aside in `dir`, a
+/// tmpfs of mode 0755 over the outermost closed folder, and `kept` bound
+/// back at its path. Nothing where nobody can reach it already.
+fn let_nobody_reach(kept: &Path, dir: &TempDir) -> String {
+    let real = kept.canonicalize().unwrap();
+    let closed = real
+        .ancestors()
+        .filter(|above| fs::metadata(above).is_ok_and(|meta| meta.mode() & 0o001 == 0))
+        .last();
+    let Some(closed) = closed else {
+        return String::new();
+    };
+    let aside = dir.join("kept");
+    fs::create_dir_all(&aside).unwrap();
+    format!(
+        "mount --rbind '{kept}' '{aside}'
+mount -t tmpfs -o mode=0755 tmpfs '{closed}'
+mkdir -p '{kept}'
+mount --rbind '{aside}' '{kept}'",
+        kept = real.display(),
+        aside = aside.display(),
+        closed = closed.display(),
+    )
 }
 
 /// Every call that asks the kernel for durability.

@@ -13,7 +13,7 @@
  *   container_parity mounts        the mount points of /proc/self/mounts, sorted
  *   container_parity loop FILE N   N times: write a block to FILE, fsync it
  *   container_parity dsync FILE N  N blocks written to FILE opened O_DSYNC
- *   container_parity mapped        the files mapped whose path names eatmydata
+ *   container_parity mapped        the files mapped named libeatmydata*
  *   container_parity badfd         fsync(-1)'s answer
  *   container_parity pause         waits for a signal (a container to exec into)
  *   container_parity exec PROG ARG...  executes PROG, as a shell would (built
@@ -227,13 +227,18 @@ static int loop(const char *path, int n, int dsync)
 static char *eatmydata_path(char *line)
 {
 	char *path = strchr(line, '/');
-	if (!path || !strstr(path, "eatmydata"))
+	if (!path)
 		return NULL;
 	path[strcspn(path, "\n")] = '\0';
+	/* By its file name alone: a checkout or scratch folder may name
+	 * eatmydata too. */
+	char *name = strrchr(path, '/') + 1;
+	if (strncmp(name, "libeatmydata", strlen("libeatmydata")) != 0)
+		return NULL;
 	return path;
 }
 
-/* The files mapped whose path names eatmydata, each once (a file is
+/* The files mapped whose file name starts libeatmydata, each once (a file is
  * mapped in several pieces): whether the library is in this process. */
 static int mapped(void)
 {

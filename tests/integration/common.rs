@@ -26,8 +26,13 @@ pub use run::{Outcome, Run};
 /// The `eatmydata` command under test, with the library it finds beside it
 /// built first: never a stale one.
 pub fn command() -> PathBuf {
-    library();
-    reachable(Path::new(env!("CARGO_BIN_EXE_eatmydata")))
+    static COMMAND: OnceLock<PathBuf> = OnceLock::new();
+    COMMAND
+        .get_or_init(|| {
+            library();
+            reachable(Path::new(env!("CARGO_BIN_EXE_eatmydata")))
+        })
+        .clone()
 }
 
 /// The library under test, built beside the command.

@@ -54,22 +54,22 @@ pub fn own() -> PathBuf {
 /// Whether every user may pass through `folder` (its real path) and every
 /// folder above it.
 pub fn others_pass(folder: &Path) -> bool {
-    let Ok(real) = folder.canonicalize() else {
-        return false;
-    };
-    real.ancestors()
-        .all(|above| fs::metadata(above).is_ok_and(|meta| meta.mode() & 0o001 != 0))
+    every_above(folder, |meta| meta.mode() & 0o001 != 0)
 }
 
 /// Whether `folder` (its real path) and every folder above it are root's
 /// and writable by root alone.
 pub fn root_trusts(folder: &Path) -> bool {
+    every_above(folder, |meta| meta.uid() == 0 && meta.mode() & 0o022 == 0)
+}
+
+/// Whether `holds` for `folder`'s real path and every folder above it.
+fn every_above(folder: &Path, holds: impl Fn(&fs::Metadata) -> bool) -> bool {
     let Ok(real) = folder.canonicalize() else {
         return false;
     };
-    real.ancestors().all(|above| {
-        fs::symlink_metadata(above).is_ok_and(|meta| meta.uid() == 0 && meta.mode() & 0o022 == 0)
-    })
+    real.ancestors()
+        .all(|above| fs::symlink_metadata(above).is_ok_and(|meta| holds(&meta)))
 }
 
 /// This process's folder under [`PARENT`], both mode 0755; removed at exit.

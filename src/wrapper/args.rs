@@ -13,6 +13,7 @@ use crate::seccomp::decide::Choice;
 
 pub const HELP: &str = "\
 Usage: eatmydata [OPTIONS] [--] COMMAND [ARGS]...
+       eatmydata profile docker|podman [PROFILE-OPTIONS]
 Run COMMAND with fsync and the other requests for durability made free.
 
 The command runs with libeatmydata.so preloaded: fsync, fdatasync, sync,
@@ -76,6 +77,12 @@ Options:
 Under a name without eatmydata in it (a link or a copy named dpkg), it
 runs that command from later in PATH, as if run as eatmydata dpkg.
 
+'eatmydata profile docker' (or podman) prints a seccomp profile: the
+engine's default with the sync calls answered 0, for containers whose
+engine no runtime can be added to (Docker Desktop, a remote engine), to
+send with the container's create request. 'eatmydata profile --help' says
+more. A command named profile runs as 'eatmydata -- profile'.
+
 Environment:
   EATMYDATA_LIBRARY      path of libeatmydata.so, instead of looking for it
                          (beside the command, in its prefix, then the copy
@@ -114,6 +121,8 @@ pub enum Action {
     PrintLibrary,
     /// `--runtime ARGS...`: the runtime's face, with these arguments.
     Runtime(Vec<OsString>),
+    /// `profile ARGS...` as the first argument: a seccomp profile.
+    Profile(Vec<OsString>),
     Run(Invocation),
 }
 
@@ -168,6 +177,11 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Action, Error> 
     let (mut verbose, mut keep_direct, mut seccomp) = (false, false, Choice::Auto);
     let (mut report, mut sync_at_exit, mut plain_seccomp) = (false, false, false);
     let (mut keep, mut only) = (Vec::new(), Vec::new());
+    let mut argv = argv.peekable();
+    // `profile` first is ours; a command of that name runs after `--`.
+    if argv.next_if(|arg| arg == "profile").is_some() {
+        return Ok(Action::Profile(argv.collect()));
+    }
     let command = loop {
         let Some(arg) = argv.next() else {
             return Err(Error::Usage("no command given".into()));

@@ -33,6 +33,11 @@ pub enum Error {
     FlushList(io::Error),
     /// The command could not be run as a child, or waited for.
     Child(io::Error),
+    /// `eatmydata profile`: an engine, version or configuration that
+    /// gives no profile, and why.
+    Profile(String),
+    /// `eatmydata profile --output FILE` could not write it.
+    ProfileOutput(PathBuf, io::Error),
 }
 
 impl Error {
@@ -40,14 +45,15 @@ impl Error {
     /// as `env(1)` and `timeout(1)` answer.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Usage(_) => 2,
+            Error::Usage(_) | Error::Profile(_) => 2,
             Error::LibraryMissing { .. }
             | Error::LibraryUnwritable(_)
             | Error::LibraryPath(_)
             | Error::Seccomp(_)
             | Error::Report(_)
             | Error::FlushList(_)
-            | Error::Child(_) => 125,
+            | Error::Child(_)
+            | Error::ProfileOutput(..) => 125,
             // A missing interpreter is "not found" too, as env(1) counts it.
             Error::CannotRun(_, error) if error.raw_os_error() == Some(libc::ENOENT) => 127,
             Error::CannotRun(..) => 126,
@@ -113,6 +119,10 @@ impl fmt::Display for Error {
             Error::Report(error) => write!(f, "--report: {}", plain(error)),
             Error::FlushList(error) => write!(f, "--sync-at-exit: {}", plain(error)),
             Error::Child(error) => write!(f, "cannot run the command as a child: {}", plain(error)),
+            Error::Profile(why) => write!(f, "profile: {why}"),
+            Error::ProfileOutput(path, error) => {
+                write!(f, "profile: {}: {}", path.display(), plain(error))
+            }
         }
     }
 }

@@ -35,6 +35,7 @@ mod library;
 mod mounts;
 mod plan;
 mod preload;
+mod profile;
 #[allow(dead_code)] // the writers and DISABLE, which only the library uses
 #[path = "../protocol.rs"]
 mod protocol;
@@ -100,6 +101,7 @@ fn run(argv: Vec<std::ffi::OsString>) -> Result<std::ffi::c_int, Error> {
             println!("{}", library::locate()?.path.display());
             return Ok(0);
         }
+        Action::Profile(args) => return profile::command::run(args),
         Action::Runtime(args) => {
             let argv = std::iter::once(runtime::NAME.into()).chain(args);
             return Ok(runtime::main(argv.collect()));

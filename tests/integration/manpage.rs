@@ -81,6 +81,33 @@ fn the_man_page_documents_every_option_and_variable_of_help() {
     }
 }
 
+/// `eatmydata profile --help` and the page's section on it name the same
+/// options.
+#[test]
+fn the_man_page_documents_the_profiles_options() {
+    let output = Command::new(command())
+        .args(["profile", "--help"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8(output.stdout).unwrap();
+    let page = page();
+    let section = page
+        .split_once(".SH THE SECCOMP PROFILE")
+        .and_then(|(_, rest)| rest.split(".SH ").next())
+        .expect("a section THE SECCOMP PROFILE");
+    // Both quote docker's own option; --help is the page's to skip.
+    let not_ours = |name: &String| name != "--security-opt" && name != "--help";
+    let options: Vec<String> = words(&help, "--").into_iter().filter(not_ours).collect();
+    let documented: Vec<String> = words(section, "--").into_iter().filter(not_ours).collect();
+    // Control: the scan finds what is there.
+    assert!(
+        options.contains(&"--engine-version".to_owned()),
+        "{options:?}"
+    );
+    assert_eq!(documented, options);
+}
+
 #[test]
 fn the_man_page_renders_without_warnings() {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/eatmydata.1");

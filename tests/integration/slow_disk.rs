@@ -179,7 +179,10 @@ fn each_flush_waits_and_eatmydata_waits_for_none() {
             true,
         )
     });
-    eprintln!("20 dsync writes: plain {plain_time:.3} s, eatmydata {eaten_time:.3} s");
+    eprintln!(
+        "20 dsync writes on {}: plain {plain_time:.3} s, eatmydata {eaten_time:.3} s",
+        disk.device
+    );
     Flushes {
         control,
         floor,

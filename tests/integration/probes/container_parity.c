@@ -14,7 +14,13 @@
  *   container_parity loop FILE N   N times: write a block to FILE, fsync it
  *   container_parity dsync FILE N  N blocks written to FILE opened O_DSYNC
  *   container_parity mapped        the files mapped named libeatmydata*
- *   container_parity badfd         fsync(-1)'s answer
+ *   container_parity badfd         the answers to a sync call on descriptor -1:
+ *                                  fsync through libc, and raw with the
+ *                                  register's upper half sign-extended and
+ *                                  zero (the kernel reads the low 32 bits);
+ *                                  fdatasync, syncfs, sync_file_range raw
+ *   container_parity nullfd        fsync of /dev/null: the kernel's EINVAL,
+ *                                  0 where a rule answers it
  *   container_parity pause         waits for a signal (a container to exec into)
  *   container_parity exec PROG ARG...  executes PROG, as a shell would (built
  *                                  -static: a static shell starting PROG)
@@ -25,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -290,8 +297,17 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(what, "badfd") == 0) {
 		show("fsync_badfd", fsync(-1));
+		show("fsync_badfd_raw", syscall(SYS_fsync, -1L));
+		show("fsync_badfd_upper_zero", syscall(SYS_fsync, 0xffffffffUL));
+		show("fdatasync_badfd_raw", syscall(SYS_fdatasync, -1L));
+		show("syncfs_badfd_raw", syscall(SYS_syncfs, -1L));
+		show("sync_file_range_badfd_raw", syscall(SYS_sync_file_range, -1L, 0L, 0L, 0L));
 		return 0;
 	}
-	fprintf(stderr, "usage: %s true|report|ls DIR|env|mounts|loop FILE N|dsync FILE N|mapped|badfd|pause|exec PROG ARG...\n", argv[0]);
+	if (strcmp(what, "nullfd") == 0) {
+		show("fsync_devnull", syscall(SYS_fsync, (long)open("/dev/null", O_WRONLY)));
+		return 0;
+	}
+	fprintf(stderr, "usage: %s true|report|ls DIR|env|mounts|loop FILE N|dsync FILE N|mapped|badfd|nullfd|pause|exec PROG ARG...\n", argv[0]);
 	return 2;
 }

@@ -91,6 +91,50 @@ fn a_static_program_under_dockers_profile() {
     });
 }
 
+/// The rules' guard (`src/wrapper/profile/rules.rs`): a sync call on
+/// descriptor -1 fails `EBADF` as under runc, from a static program with
+/// the register's upper half sign-extended or zero, and from an i386 one,
+/// under Docker's profile and under the one the runtime makes for a spec
+/// without. The control that the rules are there: fsync of `/dev/null`,
+/// which the kernel refuses with `EINVAL`, is answered 0.
+#[test]
+fn a_bad_descriptor_fails_as_under_runc() {
+    let docker: Value = serde_json::from_str(DOCKER).unwrap();
+    let profile = docker["linux"]["seccomp"].clone();
+    let native = probe("container_parity", &["-static"]);
+    let i386 = probe("container_parity", &["-m32", "-static"]);
+    let disk = LoopFs::new("runtime-badfd", 64);
+    let bundle = Bundle::new("runtime-badfd", &[&native, &i386], &disk);
+    for program in [&native, &i386] {
+        for with_profile in [true, false] {
+            let change = |spec: &mut Value| match with_profile {
+                true => spec["linux"]["seccomp"] = profile.clone(),
+                false => drop(spec["linux"].as_object_mut().unwrap().remove("seccomp")),
+            };
+            let case = format!("{} with_profile={with_profile}", program.display());
+            let run = |via: Via, what: &str| {
+                let output = bundle.run(via, &[&inside(program), what], change);
+                assert!(output.status.success(), "{case}: {}", text(&output));
+                String::from_utf8(output.stdout).unwrap()
+            };
+            let alone = run(Via::Alone("runc"), "badfd");
+            let ours = run(Via::Ours("runc"), "badfd");
+            assert_eq!(ours, alone, "{case}");
+            assert_eq!(alone.lines().count(), 6, "{case}: {alone}");
+            assert!(
+                alone.lines().all(|l| l.ends_with("=EBADF")),
+                "{case}: {alone}"
+            );
+            assert_eq!(run(Via::Alone("runc"), "nullfd"), "fsync_devnull=EINVAL\n");
+            assert_eq!(
+                run(Via::Ours("runc"), "nullfd"),
+                "fsync_devnull=0\n",
+                "{case}"
+            );
+        }
+    }
+}
+
 /// An image that sets its own `LD_PRELOAD` keeps it, after ours: both
 /// libraries load, and the syncs are eaten.
 #[test]

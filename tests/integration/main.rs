@@ -23,6 +23,7 @@ mod manpage; // eatmydata(1) and the README's options table list every option of
 mod memcheck; // the probes under valgrind
 mod musl; // one library for musl programs too: the probes built with musl-gcc
 mod open; // O_SYNC, O_DSYNC, O_DIRECT and RWF_* dropped, all else intact
+mod profile; // eatmydata profile: an engine's default with the sync rules, on stdout alone
 mod raw_syscall; // the same through syscall(2); other numbers untouched
 mod report; // eatmydata --report: what each process skipped
 mod runtime; // eatmydata-runtime on OCI bundles run by runc and crun, a control beside each

@@ -81,10 +81,25 @@ impl Docker26 {
     /// Starts one whose data root is `data` (a loop device's file system,
     /// say), its containers under `runtime`.
     pub fn start(label: &str, data: &Path, runtime: Runtime) -> Docker26 {
+        Docker26::start_with_volume(label, data, runtime, None)
+    }
+
+    /// The same, with `volume` (another loop device's file system) bound
+    /// at [`Docker26::volume`], where dockerd sees it too: a container's
+    /// `-v` of that path reaches it.
+    pub fn start_with_volume(
+        label: &str,
+        data: &Path,
+        runtime: Runtime,
+        volume: Option<&Path>,
+    ) -> Docker26 {
         let root = trixie_root();
         let dir = RunDir::new(label);
         let bound_data = dir.join("data");
         bind(data, &bound_data, false);
+        if let Some(volume) = volume {
+            bind(volume, &dir.join("volume"), false);
+        }
         // The runtime and the library beside it, read-only, as dockerd
         // sees them.
         let bin = dir.join("bin");
@@ -122,6 +137,11 @@ impl Docker26 {
             None,
         );
         Docker26 { dockerd, dir }
+    }
+
+    /// Where [`Docker26::start_with_volume`] bound its volume.
+    pub fn volume(&self) -> PathBuf {
+        self.dir.join("volume")
     }
 
     /// Where a [`Runtime::Traced`] daemon's traces are: `trace.PID`.

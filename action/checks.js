@@ -15,6 +15,7 @@ function inputs() {
     prefix: input('prefix', '/usr/local'),
     docker: enabled('docker', 'true'),
     builds: enabled('builds', 'false'),
+    services: enabled('services', 'true'),
     apt: enabled('apt', 'true'),
     summary: enabled('summary', 'true'),
     keep: enabled('keep', 'false'),

@@ -37,6 +37,7 @@ mod names; // the report names each container: Docker's and podman's, and when o
 mod parity; // one corpus under runc and under the runtime on one dockerd: same output, no trace
 mod podman; // podman with the runtime, by path and by its registered name
 mod profile; // eatmydata profile's file on Docker 20.10 and 26 and podman with nothing of ours registered
+mod standin; // stand-ins for the official postgres and mariadb images, from Debian's packages
 mod testcontainers; // Testcontainers for Python with the library
 
 /// Where the library is mounted in the recipes.

@@ -213,16 +213,20 @@ fn execute(plan: Plan) -> Result<std::ffi::c_int, Error> {
     for notice in &plan.notices {
         eprintln!("eatmydata: {notice}");
     }
+    // The lists read here as the library and the supervisor read them.
+    let (scope, unread) = keep::scope(plan.kept.keep.as_deref(), plan.kept.only.as_deref());
+    if let (Some(said), true) = (&unread, plan.verbose) {
+        eprintln!("eatmydata: {said}");
+    }
     let mut handoff = match plan.seccomp {
         Seccomp::Supervised {
             keep_direct,
             fast_fsync,
             by_mount,
         } => {
-            let scope = if by_mount {
-                keep::scope(plan.kept.keep.as_deref(), plan.kept.only.as_deref())
-            } else {
-                durability::mount::Scope::ALL
+            let scope = match by_mount {
+                true => scope,
+                false => durability::mount::Scope::ALL,
             };
             let handoff = Handoff::new(keep_direct, fast_fsync, scope);
             Some(handoff.map_err(|e| Error::Seccomp(error::plain(&e)))?)
@@ -270,7 +274,7 @@ fn execute(plan: Plan) -> Result<std::ffi::c_int, Error> {
     let seccomp = plan.seccomp != Seccomp::Off;
     if let Some(report) = &report {
         let lines = report.read();
-        eprint!("{}", report::summarize(&lines, seccomp));
+        eprint!("{}", report::summarize(&lines, seccomp, unread.as_deref()));
         eprint!("{}", estimate::tell(&report::flushes(&lines)));
     }
     let verbose = plan.verbose || report.is_some();

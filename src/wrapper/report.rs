@@ -47,10 +47,10 @@ pub fn summarize(lines: &str, seccomp: bool, own: Option<&str>) -> String {
     let mut kept = 0u64;
     let mut unread: Vec<String> = own.into_iter().map(str::to_owned).collect();
     for line in lines.lines().filter_map(protocol::parse_report) {
-        if let Some(said) = line.unread.map(keep::said_of) {
-            if !unread.contains(&said) {
-                unread.push(said);
-            }
+        if let Some(said) = line.unread.map(keep::said_of)
+            && !unread.contains(&said)
+        {
+            unread.push(said);
         }
         let on = line.kept.on().iter().map(|(_, count)| *count);
         kept = on.fold(kept.saturating_add(line.kept.unnamed), u64::saturating_add);

@@ -16,9 +16,10 @@
 //! same transactions that flushed under runc before (beside a floor, the
 //! server told not to sync) flush no more than the floor allows. A third
 //! service with an option the copy cannot carry (`--link-local-ip`) is left
-//! running, untouched, with one warning. Post removes the copies and the
-//! summary names all three; the runner's own clean-up (its containers by
-//! id, then the network) then succeeds.
+//! running, untouched, with one warning; the job's own container (the
+//! label and network, no alias) is no service, and untouched. Post
+//! removes the copies and the summary names all three; the runner's own
+//! clean-up (its containers by id, then the network) then succeeds.
 
 use std::io::Write as _;
 use std::process::Stdio;
@@ -281,6 +282,31 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
             IMAGE,
         ],
     );
+    // The job's own container, as the runner makes it: its label and
+    // network, no alias, the work folder; never a service.
+    let job = "2b7c41d9e0a54f6b8c3d2e1f0a9b8c7d_eatmydatatestaccount_91e2aa";
+    docker.ok(&[
+        "create",
+        "--name",
+        job,
+        "--label",
+        LABEL,
+        "--workdir",
+        "/__w/repo/repo",
+        "--network",
+        NETWORK,
+        "-i",
+        "-e",
+        "HOME=/github/home",
+        "-e",
+        "GITHUB_ACTIONS=true",
+        "-e",
+        "CI=true",
+        "--entrypoint",
+        "/bin/hold",
+        IMAGE,
+    ]);
+    docker.ok(&["start", job]);
     for db in [&postgres, &mariadb] {
         wait_healthy(&docker, &db.name);
     }
@@ -303,6 +329,7 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
     };
     let ports_before = [host_port(&postgres), host_port(&mariadb)];
     let cache_before = inspect(&docker, "{{.Id}} {{.State.StartedAt}}", cache);
+    let job_before = inspect(&docker, "{{.Id}} {{.State.StartedAt}}", job);
     docker.ok(&[
         "exec",
         &postgres.name,
@@ -353,6 +380,12 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
         "the service left as it was was touched"
     );
     assert_eq!(inspect(&docker, "{{.HostConfig.Runtime}}", cache), "runc");
+    assert!(!log.contains(job), "the job container is no service: {log}");
+    assert_eq!(
+        inspect(&docker, "{{.Id}} {{.State.StartedAt}}", job),
+        job_before,
+        "the job container was touched"
+    );
     assert_eq!(
         [host_port(&postgres), host_port(&mariadb)],
         ports_before,
@@ -430,7 +463,11 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
         &format!("label={LABEL}"),
     ]);
     let left: Vec<&str> = left.lines().collect();
-    assert_eq!(left.len(), 3, "the two originals kept and cache: {left:?}");
+    assert_eq!(
+        left.len(),
+        4,
+        "the two originals kept, cache, the job's: {left:?}"
+    );
     let mut rm = vec!["rm", "--force"];
     rm.extend(&left);
     docker.ok(&rm);

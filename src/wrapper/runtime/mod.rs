@@ -22,7 +22,7 @@ mod barrier;
 mod bundle;
 mod check;
 mod configure;
-mod edit;
+pub mod edit;
 mod help;
 mod input;
 mod install;

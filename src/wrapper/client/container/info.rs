@@ -5,7 +5,10 @@
 //! version (`podman info`). A daemon that does not answer says nothing.
 
 use std::ffi::OsString;
+use std::io::Read as _;
 use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -50,15 +53,39 @@ pub fn docker_runtimes(program: &Path, globals: &[OsString]) -> DockerRuntimes {
     output.map_or_else(DockerRuntimes::default, |o| read_runtimes(&o))
 }
 
-/// `program globals args`'s standard output, if it ran.
+/// How long an engine is given to answer: a remote daemon that does not
+/// answer must not hold the user's command for long.
+const ANSWER_WITHIN: Duration = Duration::from_secs(20);
+/// The most of its answer read.
+const ANSWER_MAX: u64 = 1 << 20;
+
+/// `program globals args`'s standard output, if it ran and ended within
+/// [`ANSWER_WITHIN`] (else it is killed).
 fn ask(program: &Path, globals: &[OsString], args: &[&str]) -> Option<Vec<u8>> {
-    let output = std::process::Command::new(program)
+    let mut child = Command::new(program)
         .args(globals)
         .args(args)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output();
-    output.ok().map(|o| o.stdout)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let stdout = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut answer = Vec::new();
+        let _ = stdout.take(ANSWER_MAX).read_to_end(&mut answer);
+        answer
+    });
+    let deadline = Instant::now() + ANSWER_WITHIN;
+    while child.try_wait().ok()?.is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    reader.join().ok()
 }
 
 /// Reads `docker info --format FORMAT`'s output.

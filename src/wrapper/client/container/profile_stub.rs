@@ -1,16 +1,27 @@
 //! STUB of the agreed `crate::profile` API, until the profile helper's
 //! room lands on main: removed then.
 
-use std::ffi::OsString;
-
 use serde_json::Value;
 
-pub use crate::runtime::edit::seccomp::Answered;
+#[derive(Debug, Default)]
+pub struct Answered {
+    pub left: Vec<&'static str>,
+    pub malformed: Option<String>,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Engine {
     Docker,
     Podman,
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Docker => "docker",
+            Engine::Podman => "podman",
+        }
+    }
 }
 
 pub struct Chosen {
@@ -26,19 +37,28 @@ pub fn default_for(engine: Engine, version: Option<&str>) -> Result<Chosen, crat
     add_sync_rules(&mut json);
     Ok(Chosen {
         json,
-        note: format!("{engine:?} {version:?}'s default (stub)"),
+        note: format!("eatmydata: profile: {engine:?} {version:?}'s default (stub)"),
     })
 }
 
 pub fn add_sync_rules(profile: &mut Value) -> Answered {
     let mut linux = serde_json::Map::new();
     linux.insert("seccomp".into(), profile.take());
-    let answered = crate::runtime::edit::seccomp::edit(&mut linux).unwrap_or_default();
+    let answered = crate::runtime::edit::seccomp::edit(&mut linux);
     *profile = linux.remove("seccomp").unwrap_or_default();
-    answered
+    match answered {
+        Ok(a) => Answered {
+            left: a.left,
+            malformed: None,
+        },
+        Err(e) => Answered {
+            left: vec![],
+            malformed: Some(e),
+        },
+    }
 }
 
-#[allow(dead_code)]
-pub fn daemon_version(_engine: Engine, _client_globals: &[OsString]) -> Option<String> {
-    None
+pub fn drops_errno_ret(runtime_name: &str) -> bool {
+    let base = runtime_name.rsplit('/').next().unwrap_or(runtime_name);
+    base.starts_with("runsc") || base.contains("gvisor")
 }

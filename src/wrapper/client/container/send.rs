@@ -17,7 +17,7 @@ use std::os::fd::{FromRawFd as _, IntoRawFd as _, OwnedFd};
 use serde_json::Value;
 
 use super::AS_ASKED;
-use super::profile::{self, Engine};
+use super::profile;
 use super::way::{Profile, with_profile};
 
 /// The most bytes of a user's profile read.
@@ -25,7 +25,7 @@ const PROFILE_MAX: u64 = 4 << 20;
 
 /// What the profile way leaves to the runtime.
 pub const NOT_COVERED: &str = "O_SYNC and O_DSYNC opens still sync, io_uring is not seen, and \
-     no report is written (the eatmydata runtime does all three)";
+     no report is written, which the eatmydata runtime would do";
 
 /// The line to run with `profile` sent, from the verb at `at` in `args`,
 /// and what to say; or, when it cannot be made, what to say instead (the
@@ -35,7 +35,7 @@ pub fn send(
     at: usize,
     profile: &Profile,
 ) -> Result<(Vec<OsString>, String), String> {
-    let engine = engine_of(profile.engine);
+    let engine = profile.engine.name();
     let (json, what) = match &profile.user {
         Some(user) => merged(&user.value)?,
         None => {
@@ -43,7 +43,9 @@ pub fn send(
             let chosen = profile::default_for(profile.engine, version).map_err(|e| {
                 format!("eatmydata's profile for {engine} cannot be made: {e}. {AS_ASKED}")
             })?;
-            (chosen.json, chosen.note)
+            let note = chosen.note.strip_prefix("eatmydata: profile: ");
+            let what = note.unwrap_or(&chosen.note).to_owned();
+            (chosen.json, format!("{what}, its sync calls answered 0"))
         }
     };
     let path = memfd(&json).map_err(|e| {
@@ -51,10 +53,9 @@ pub fn send(
     })?;
     let line = with_profile(args, at, profile.user.as_ref(), &path);
     let said = format!(
-        "{engine} {} sends eatmydata's seccomp profile ({}; {what}): the sync calls answer 0, but \
-         {NOT_COVERED}.",
-        args[at].to_string_lossy(),
+        "{}, so {engine} {} sends eatmydata's seccomp profile ({what}): {NOT_COVERED}.",
         profile.instead,
+        args[at].to_string_lossy(),
     );
     Ok((line, said))
 }
@@ -89,9 +90,12 @@ fn merged(file: &OsString) -> Result<(Value, String), String> {
         ));
     }
     let answered = profile::add_sync_rules(&mut json);
-    let mut what = format!("your profile {shown} with the sync calls answered 0");
+    if let Some(why) = answered.malformed {
+        return Err(bad(format!("is not shaped as a profile ({why})")));
+    }
+    let mut what = format!("your profile {shown}, its sync calls answered 0");
     if !answered.left.is_empty() {
-        what += &format!("; it refuses {}, left so", answered.left.join(" "));
+        what += &format!(" but {}, which it refuses", answered.left.join(" "));
     }
     Ok((json, what))
 }
@@ -121,12 +125,4 @@ fn memfd(json: &Value) -> std::io::Result<String> {
     // Open across the exec, for the client: never closed here.
     let _ = file.into_raw_fd();
     Ok(path)
-}
-
-/// The engine's name as its client is called.
-pub fn engine_of(engine: Engine) -> &'static str {
-    match engine {
-        Engine::Docker => "docker",
-        Engine::Podman => "podman",
-    }
 }

@@ -159,7 +159,7 @@ fn refused(engine: Engine, options: &RunOptions, facts: &Facts) -> Option<String
         Some(_) => {}
     }
     let (runtime, program) = runtime_of(engine, options, facts);
-    if gvisor(&runtime) || gvisor(&program) {
+    if [&runtime, &program].iter().any(|r| gvisor(r)) {
         return Some(format!(
             "the container's runtime, {runtime}, is gVisor's runsc, which drops a profile's \
              errnoRet and would fail every sync with EPERM"
@@ -185,11 +185,10 @@ fn runtime_of(engine: Engine, options: &RunOptions, facts: &Facts) -> (String, S
     }
 }
 
-/// Whether a runtime's name or program is gVisor's (`runsc`, a path to
-/// it, its containerd shim `io.containerd.runsc.v1`).
+/// Whether a runtime's name or program is gVisor's: `runsc` or a path to
+/// it (the profile's rule), or its containerd shim `io.containerd.runsc.v1`.
 fn gvisor(name: &str) -> bool {
-    let file = name.rsplit('/').next().unwrap_or(name);
-    file.starts_with("runsc") || name.contains(".runsc.") || name.contains("gvisor")
+    super::profile::drops_errno_ret(name) || name.contains(".runsc.")
 }
 
 /// The line with the user's `--security-opt seccomp=...` now naming

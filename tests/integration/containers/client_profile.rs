@@ -12,8 +12,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use super::daemon::{Dockerd, RunDir};
+use super::cases;
+use super::daemon::{Dockerd, RunDir, StoreLock};
 use super::docker26::{Docker26, Runtime};
+use super::engine::{CACHE, Engine, Job, Ran};
+use super::image::test_image;
 use super::{Image, podman};
 use crate::common::{Flushes, TempDir, command, nosync_into, probe};
 use crate::loopfs::LoopFs;
@@ -337,4 +340,85 @@ fn podman_without_the_runtime_gets_the_profile() {
         always: &[],
     };
     eaten_through_the_profile("podman with runc", &client, &disk, disk.path());
+}
+
+/// Docker 26 with nothing of ours as an engine of the shared cases: a
+/// run under eatmydata is `eatmydata docker run`, which sends the
+/// profile; the control is plain `docker run`. Its store, under the
+/// engines' cache, keeps the test image between runs; its volume is the
+/// disk given at its start.
+struct Desktop {
+    // Dropped in this order: dockerd, the command's copy, the lock.
+    docker: Docker26,
+    image: String,
+    eatmydata: PathBuf,
+    _alone: TempDir,
+    _lock: StoreLock,
+}
+
+impl Desktop {
+    fn start(disk: &LoopFs) -> Desktop {
+        let image = test_image();
+        let lock = StoreLock::take("docker26-profile");
+        let data = Path::new(CACHE).join("docker26-profile");
+        std::fs::create_dir_all(&data).expect("make the store's folder");
+        let docker = Docker26::start_sharing("desktop", &data, Runtime::Absent, &[disk.path()]);
+        let client = format!("docker -H unix://{}", docker.socket().display());
+        docker.ok(&["container", "prune", "--force"]);
+        image.load_unless(
+            &format!("{client} image inspect '{}'", image.plain),
+            &format!("{client} images --quiet --filter reference='eatmydata-test/*'"),
+            &format!("{client} rmi --force"),
+            &format!("{client} load --quiet"),
+            &[],
+        );
+        let (alone, eatmydata) = command_alone();
+        Desktop {
+            docker,
+            image: image.plain.clone(),
+            eatmydata,
+            _alone: alone,
+            _lock: lock,
+        }
+    }
+}
+
+impl Engine for Desktop {
+    fn name(&self) -> &'static str {
+        "Docker 26 with nothing of ours, through the profile"
+    }
+
+    fn image(&self) -> &str {
+        &self.image
+    }
+
+    fn run(&self, _disk: &LoopFs, job: &Job) -> Ran {
+        let mut client = if job.eaten {
+            let mut client = Command::new(&self.eatmydata);
+            let socket = format!("unix://{}", self.docker.socket().display());
+            client.args(["docker", "-H", &socket]).env("PATH", PATH);
+            client
+        } else {
+            self.docker.docker()
+        };
+        client
+            .args(["run", "--rm", "--network=none", "-v"])
+            .arg(format!("{}:/data", self.docker.shared(0).display()));
+        for env in job.env {
+            client.args(["-e", env]);
+        }
+        client.arg(job.image).args(job.args);
+        client
+            .stdin(Stdio::null())
+            .output()
+            .expect("run docker")
+            .into()
+    }
+}
+
+#[test]
+fn a_mariadb_container_on_docker26_through_the_profile() {
+    let disk = LoopFs::new("profile-mariadb-disk", 1024);
+    let desktop = Desktop::start(&disk);
+    cases::server_on(&desktop, "mariadb", &disk);
 }

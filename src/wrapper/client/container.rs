@@ -21,17 +21,16 @@ mod info;
 mod line;
 mod machine;
 mod options;
-mod profile_stub;
 mod send;
 mod way;
+use crate::profile;
+pub use crate::profile::Engine;
 pub use facts::{Facts, Here, gather};
 #[cfg(test)]
 use info::DockerRuntimes;
 pub use line::read;
 pub use machine::{Builder, BuildkitRunc};
 use options::RunOptions;
-pub use profile::Engine;
-use profile_stub as profile;
 pub use send::send;
 pub use way::Profile;
 #[cfg(test)]

@@ -35,7 +35,7 @@ struct Client {
     /// The probe's path in the image.
     program: String,
     /// Options every run of this client is given.
-    always: &'static [&'static str],
+    always: Vec<String>,
 }
 
 impl Client {
@@ -52,7 +52,7 @@ impl Client {
         client
             .args(["run", "--rm", "--network=none", "-v"])
             .arg(format!("{}:/data", volume.display()))
-            .args(self.always)
+            .args(&self.always)
             .args(options)
             .arg(&self.image);
         if file == "floor" {
@@ -166,18 +166,23 @@ fn probe_root() -> TempDir {
 /// `docker import`s the probe's root through `docker`; the image's name.
 fn import(docker: &mut Command, name: &str) -> String {
     let root = probe_root();
-    let tar = Command::new("tar")
+    let tar = root.path().with_extension("tar");
+    let status = Command::new("tar")
         .arg("-C")
         .arg(root.path())
-        .args(["-c", "."])
-        .stdout(Stdio::piped())
-        .spawn()
+        .arg("-cf")
+        .arg(&tar)
+        .arg(".")
+        .status()
         .expect("run tar");
+    assert!(status.success(), "tar of the probe's root");
     let output = docker
-        .args(["import", "-", name])
-        .stdin(tar.stdout.unwrap())
+        .arg("import")
+        .arg(&tar)
+        .arg(name)
         .output()
         .expect("run docker import");
+    let _ = std::fs::remove_file(&tar);
     assert!(
         output.status.success(),
         "docker import: {}",
@@ -237,7 +242,7 @@ fn docker26_with_nothing_of_ours_gets_the_profile() {
         }),
         image: import(&mut docker.docker(), "eatmydata-test/profile-probe:26"),
         program: "/probe".to_owned(),
-        always: &[],
+        always: vec![],
     };
     let volume = docker.volume();
     eaten_through_the_profile("Docker 26 with nothing of ours", &client, &disk, &volume);
@@ -283,7 +288,8 @@ fn docker20_gets_the_profile_and_a_runsc_default_is_left_alone() {
     let socket = format!("unix://{}", dockerd.socket.display());
     let (_alone, alone) = command_alone();
     let image = import(&mut dockerd.docker(), "eatmydata-test/profile-probe:20");
-    let client = |always: &'static [&'static str]| {
+    let client = |always: &[&str]| {
+        let always = always.iter().map(|o| o.to_string()).collect();
         let (plain_socket, socket, alone) = (socket.clone(), socket.clone(), alone.clone());
         Client {
             plain: Box::new(move || {
@@ -306,6 +312,30 @@ fn docker20_gets_the_profile_and_a_runsc_default_is_left_alone() {
     // runc asked for on the line: the profile goes with it.
     let runc = client(&["--runtime=runc"]);
     eaten_through_the_profile("Docker 20.10, --runtime=runc", &runc, &disk, disk.path());
+    // The user's own profile: merged with, the syncs eaten all the same.
+    let dir_path = dir.path().display().to_string();
+    let own = format!("{dir_path}/own.json");
+    let allow_all = r#"{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["fsync"],"action":"SCMP_ACT_ALLOW"}]}"#;
+    std::fs::write(&own, allow_all).expect("write the user's profile");
+    let seccomp = format!("seccomp={own}");
+    let merged = client(&["--runtime=runc", "--security-opt", &seccomp]);
+    eaten_through_the_profile(
+        "Docker 20.10, the user's profile",
+        &merged,
+        &disk,
+        disk.path(),
+    );
+    // One that is no profile: left to docker, which refuses it itself.
+    let bad = format!("{dir_path}/bad.json");
+    std::fs::write(&bad, "{not json").expect("write the bad profile");
+    left_as_plain(
+        "Docker 20.10, a malformed profile",
+        &client(&["--runtime=runc"]),
+        &disk,
+        disk.path(),
+        &["--security-opt", &format!("seccomp={bad}")],
+        "is not JSON",
+    );
     // The default, runsc: refused, the container run as plain runs it.
     let default = client(&[]);
     left_as_plain(
@@ -337,7 +367,7 @@ fn podman_without_the_runtime_gets_the_profile() {
         }),
         image: image.0.clone(),
         program: "/probe".to_owned(),
-        always: &[],
+        always: vec![],
     };
     eaten_through_the_profile("podman with runc", &client, &disk, disk.path());
 }

@@ -124,9 +124,12 @@ pub fn read(args: &[OsString], from: usize) -> RunOptions {
     read
 }
 
+/// An option's value: the word that holds it, and the value.
+type Valued<'a> = Option<(usize, &'a [u8])>;
+
 /// A short-option word at `i` (`-it`, `-eX=1`, `-e X=1`): the option
 /// that takes a value, if any, with it.
-fn short(args: &[OsString], i: usize) -> (&[u8], Option<(usize, &[u8])>, usize) {
+fn short(args: &[OsString], i: usize) -> (&[u8], Valued<'_>, usize) {
     let bytes = &args[i].as_bytes()[1..];
     for (at, letter) in bytes.iter().enumerate() {
         if SHORT_VALUED.contains(letter) {
@@ -161,7 +164,7 @@ fn listed(list: &str, name: &[u8]) -> bool {
     list.split_whitespace().any(|word| word.as_bytes() == name)
 }
 
-fn next(args: &[OsString], i: usize) -> Option<(usize, &[u8])> {
+fn next(args: &[OsString], i: usize) -> Valued<'_> {
     args.get(i + 1).map(|v| (i + 1, v.as_bytes()))
 }
 
@@ -174,7 +177,7 @@ fn split_at_equals(word: &[u8]) -> (&[u8], Option<&[u8]>) {
 
 impl RunOptions {
     /// One option `name` with its value (the word's index and the value).
-    fn take(&mut self, name: &[u8], value: Option<(usize, &[u8])>, args: &[OsString]) {
+    fn take(&mut self, name: &[u8], value: Valued<'_>, args: &[OsString]) {
         let text = |v: &[u8]| OsStr::from_bytes(v).to_owned();
         match (name, value) {
             (b"runtime", Some((_, v))) => self.runtime = Some(text(v)),

@@ -94,8 +94,14 @@ fn merged(file: &OsString) -> Result<(Value, String), String> {
         return Err(bad(format!("is not shaped as a profile ({why})")));
     }
     let mut what = format!("your profile {shown}, its sync calls answered 0");
-    if !answered.left.is_empty() {
-        what += &format!(" but {}, which it refuses", answered.left.join(" "));
+    // Named for the architectures a container runs on (x86-64, arm64),
+    // not for those whose own names of the calls it need not name.
+    let others = ["sync_file_range2", "arm_sync_file_range"];
+    let refused: Vec<&str> = (answered.left.iter().copied())
+        .filter(|call| !others.contains(call))
+        .collect();
+    if !refused.is_empty() {
+        what += &format!(" but {}, which it refuses", refused.join(" "));
     }
     Ok((json, what))
 }
@@ -125,4 +131,109 @@ fn memfd(json: &Value) -> std::io::Result<String> {
     // Open across the exec, for the client: never closed here.
     let _ = file.into_raw_fd();
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::options::SeccompOption;
+    use super::*;
+
+    fn sent(user: Option<&std::path::Path>) -> Result<(Vec<OsString>, String), String> {
+        let args: Vec<OsString> = match user {
+            Some(file) => vec![
+                "run".into(),
+                format!("--security-opt=seccomp={}", file.display()).into(),
+                "img".into(),
+            ],
+            None => vec!["run".into(), "img".into()],
+        };
+        let profile = Profile {
+            engine: profile::Engine::Docker,
+            version: Some("26.1.5".into()),
+            user: user.map(|file| SeccompOption {
+                word: 1,
+                prefix: "--security-opt=seccomp=".len(),
+                value: file.into(),
+            }),
+            instead: "the daemon has no eatmydata runtime".into(),
+        };
+        send(&args, 0, &profile)
+    }
+
+    /// The profile the line names, read as the client reads it.
+    fn read_back(line: &[OsString]) -> Value {
+        let word = line.iter().find_map(|w| {
+            let w = w.to_str()?;
+            Some(w[w.find("seccomp=")? + 8..].to_owned())
+        });
+        let path = word.expect("a seccomp option on the line");
+        assert!(path.starts_with("/proc/self/fd/"), "{path}");
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+    }
+
+    fn names(profile: &Value) -> Vec<String> {
+        let rules = profile["syscalls"].as_array().unwrap();
+        let answered = rules
+            .iter()
+            .filter(|r| r["action"] == "SCMP_ACT_ERRNO" && r["errnoRet"] == 0);
+        answered
+            .flat_map(|r| r["names"].as_array().unwrap().iter())
+            .map(|n| n.as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn the_default_goes_in_a_sealed_memfd_the_line_names() {
+        let (line, said) = sent(None).unwrap();
+        assert_eq!(line[..2], ["run".into(), OsString::from("--security-opt")]);
+        assert!(said.starts_with("the daemon has no eatmydata runtime, so docker run"));
+        assert!(said.contains("Docker 26.1's default"), "{said}");
+        let profile = read_back(&line);
+        assert!(names(&profile).contains(&"fsync".to_owned()));
+        // Sealed: the client reads it, nobody changes it.
+        let path = line[2].to_str().unwrap().strip_prefix("seccomp=").unwrap();
+        let written = std::fs::OpenOptions::new().append(true).open(path);
+        let refused = written.and_then(|mut f| f.write_all(b" "));
+        assert!(refused.is_err(), "a sealed memfd took a write");
+    }
+
+    #[test]
+    fn the_users_profile_is_merged_and_a_bad_one_said() {
+        let dir = std::env::temp_dir().join(format!("eatmydata-send-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let own = dir.join("own.json");
+        let text = r#"{"defaultAction":"SCMP_ACT_ERRNO","syscalls":[{"names":["read","fsync"],"action":"SCMP_ACT_ALLOW"}]}"#;
+        std::fs::write(&own, text).unwrap();
+        let (line, said) = sent(Some(&own)).unwrap();
+        assert_eq!(line.len(), 3, "{line:?}");
+        assert!(said.contains("your profile"), "{said}");
+        // Refused by its default, so left refused, and said.
+        assert!(said.contains("but fdatasync"), "{said}");
+        let merged = read_back(&line);
+        assert_eq!(merged["defaultAction"], "SCMP_ACT_ERRNO");
+        assert!(names(&merged).contains(&"fsync".to_owned()), "{merged}");
+        assert!(
+            !names(&merged).contains(&"fdatasync".to_owned()),
+            "{merged}"
+        );
+        let kept = merged["syscalls"].as_array().unwrap().iter().any(|r| {
+            r["names"]
+                .as_array()
+                .is_some_and(|n| n.iter().any(|n| n == "read"))
+        });
+        assert!(kept, "the user's own rule: {merged}");
+        for (text, why) in [
+            ("{not json", "is not JSON"),
+            ("[]", "is not shaped as a profile"),
+            (r#"{"syscalls":{}}"#, "is not shaped as a profile"),
+        ] {
+            std::fs::write(&own, text).unwrap();
+            let note = sent(Some(&own)).unwrap_err();
+            assert!(note.contains(why), "{text}: {note}");
+            assert!(note.ends_with("without eatmydata."), "{note}");
+        }
+        let gone = sent(Some(&dir.join("missing.json"))).unwrap_err();
+        assert!(gone.contains("cannot be read"), "{gone}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -392,7 +392,8 @@ impl Desktop {
         let lock = StoreLock::take("docker26-profile");
         let data = Path::new(CACHE).join("docker26-profile");
         std::fs::create_dir_all(&data).expect("make the store's folder");
-        let docker = Docker26::start_sharing("desktop", &data, Runtime::Absent, &[disk.path()]);
+        let docker =
+            Docker26::start_with_volume("desktop", &data, Runtime::Absent, Some(disk.path()));
         let client = format!("docker -H unix://{}", docker.socket().display());
         docker.ok(&["container", "prune", "--force"]);
         image.load_unless(
@@ -433,7 +434,7 @@ impl Engine for Desktop {
         };
         client
             .args(["run", "--rm", "--network=none", "-v"])
-            .arg(format!("{}:/data", self.docker.shared(0).display()));
+            .arg(format!("{}:/data", self.docker.volume().display()));
         for env in job.env {
             client.args(["-e", env]);
         }

@@ -106,40 +106,37 @@ impl Scope {
     pub fn learn<'a>(
         keep: &'a [u8],
         only: &'a [u8],
-        mut mount_of: impl FnMut(&[u8]) -> Option<Mount>,
+        mount_of: impl FnMut(&[u8]) -> Option<Mount>,
     ) -> (Scope, Option<Unreadable<'a>>) {
-        let unreadable = |list, entry, why| {
-            let bad = BadEntry { entry, why };
-            (Scope::NONE, Some(Unreadable { list, bad }))
+        let read = match (read_paths(keep), read_paths(only)) {
+            (Err(bad), _) => Err(Unreadable {
+                list: List::Keep,
+                bad,
+            }),
+            (_, Err(bad)) => Err(Unreadable {
+                list: List::Only,
+                bad,
+            }),
+            (Ok(kept), Ok(eaten)) => Scope::resolved(kept, eaten, !only.is_empty(), mount_of),
         };
-        let (kept, eaten) = match (read_paths(keep), read_paths(only)) {
-            (Err(bad), _) => return unreadable(List::Keep, bad.entry, bad.why),
-            (_, Err(bad)) => return unreadable(List::Only, bad.entry, bad.why),
-            (Ok(kept), Ok(eaten)) => (kept, eaten),
-        };
+        match read {
+            Ok(scope) => (scope, None),
+            Err(unreadable) => (Scope::NONE, Some(unreadable)),
+        }
+    }
+
+    /// [`Scope::learn`]'s lists, read, resolved by `mount_of`.
+    fn resolved<'a>(
+        kept: impl Iterator<Item = &'a [u8]>,
+        eaten: impl Iterator<Item = &'a [u8]>,
+        only_given: bool,
+        mut mount_of: impl FnMut(&[u8]) -> Option<Mount>,
+    ) -> Result<Scope, Unreadable<'a>> {
         let mut scope = Scope::ALL;
-        for entry in kept {
-            let Some(mount) = mount_of(entry) else {
-                return unreadable(List::Keep, entry, Unread::NoMount);
-            };
-            let Some(slot) = scope.keep.get_mut(scope.keep_len) else {
-                return unreadable(List::Keep, entry, Unread::TooMany);
-            };
-            *slot = mount;
-            scope.keep_len += 1;
-        }
-        scope.only_given = !only.is_empty();
-        for entry in eaten {
-            let Some(mount) = mount_of(entry) else {
-                return unreadable(List::Only, entry, Unread::NoMount);
-            };
-            let Some(slot) = scope.only.get_mut(scope.only_len) else {
-                return unreadable(List::Only, entry, Unread::TooMany);
-            };
-            *slot = mount;
-            scope.only_len += 1;
-        }
-        (scope, None)
+        scope.keep_len = resolve(List::Keep, kept, &mut scope.keep, &mut mount_of)?;
+        scope.only_len = resolve(List::Only, eaten, &mut scope.only, &mut mount_of)?;
+        scope.only_given = only_given;
+        Ok(scope)
     }
 
     /// Whether any variable scopes the eating: if not, every sync is eaten
@@ -185,6 +182,31 @@ impl Scope {
             WholeSync::KeptOnly
         }
     }
+}
+
+/// The mounts of `list`'s `entries` into `into`, by `mount_of`: how many,
+/// or the first entry that names none or is one too many.
+fn resolve<'a>(
+    list: List,
+    entries: impl Iterator<Item = &'a [u8]>,
+    into: &mut [Mount; MOUNTS_MAX],
+    mount_of: &mut impl FnMut(&[u8]) -> Option<Mount>,
+) -> Result<usize, Unreadable<'a>> {
+    let mut len = 0;
+    for entry in entries {
+        let why = match (mount_of(entry), into.get_mut(len)) {
+            (Some(mount), Some(slot)) => {
+                *slot = mount;
+                len += 1;
+                continue;
+            }
+            (None, _) => Unread::NoMount,
+            (Some(_), None) => Unread::TooMany,
+        };
+        let bad = BadEntry { entry, why };
+        return Err(Unreadable { list, bad });
+    }
+    Ok(len)
 }
 
 #[cfg(test)]

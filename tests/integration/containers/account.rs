@@ -702,7 +702,7 @@ const KEPT_SYNCS: u64 = 100;
 /// [`KEPT_SYNCS`] fsyncs to `/data/f` then as many to `/keep/f`, `a` at
 /// `/data` and `b` at `/keep`, under `runtime` with `env`: the
 /// container's id, and the flushes each disk counted meanwhile.
-fn keep_run(
+pub(super) fn keep_run(
     docker: &Accounted,
     runtime: &str,
     env: &[&str],

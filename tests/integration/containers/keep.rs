@@ -10,7 +10,7 @@
 //! A list the container gives that cannot be read (relative, empty, no
 //! mount inside) keeps every sync, and the account says which entry.
 
-use super::account::{Accounted, IMAGE};
+use super::account::{Accounted, keep_run};
 use super::cases::{DYNAMIC, STATIC};
 use super::docker::Docker;
 use super::engine::register_as;
@@ -158,45 +158,13 @@ fn keep_binds_keeps_a_host_folder_and_eats_a_named_volume() {
     assert_eaten(ours.1, plain.1, "--keep-binds: a named volume");
 }
 
-/// `docker run --rm` of the account's tiny image under `runtime` with
-/// `args`, `a` bound at `/data` and `b` at `/other`: `keep_mounts fsync`
-/// (dynamic), [`SYNCS`] fsyncs to `/data/f` then as many to `/other/f`.
-/// The container's id, and the flushes each disk counted meanwhile.
-fn unread_run(
-    docker: &Accounted,
-    runtime: &str,
-    args: &[&str],
-    a: &LoopFs,
-    b: &LoopFs,
-) -> (String, u64, u64) {
-    let cid = docker.dir().join(format!("cid-unread-{}", a.flushes()));
-    let _ = std::fs::remove_file(&cid);
-    let mut command = docker.docker();
-    command
-        .args(["run", "--rm", "--network=none", "--runtime", runtime])
-        .arg("--cidfile")
-        .arg(&cid)
-        .arg("-v")
-        .arg(format!("{}:/data", a.path().display()))
-        .arg("-v")
-        .arg(format!("{}:/other", b.path().display()))
-        .args(args);
-    let count = SYNCS.to_string();
-    command.args([IMAGE, "/bin/keep", "fsync", &count, "/data/f", "/other/f"]);
-    let (on_a, on_b) = flushes(a, b, || {
-        let output = command.output().expect("run docker");
-        assert!(output.status.success(), "{runtime} {args:?}: {output:?}");
-    });
-    (std::fs::read_to_string(&cid).unwrap(), on_a, on_b)
-}
-
 /// A container whose keep list cannot be read keeps every sync (issue
 /// 45): `-e EATMYDATA_KEEP=data` (relative), `=/nonexistent` (no mount
 /// inside) and `=/data:` (an empty entry) each make the kept bind
-/// `/data`, and the other bind `/other` too, a flush for at least 95% of
+/// `/data`, and the other bind `/keep` too, a flush for at least 95% of
 /// their fsyncs, as under runc; the account names the entry and why,
 /// under the container in `report --json` and in the text. The control
-/// beside them, `EATMYDATA_KEEP=/data`, read: `/data` kept, `/other`
+/// beside them, `EATMYDATA_KEEP=/data`, read: `/data` kept, `/keep`
 /// eaten, no word. One daemon for all (its API, 1.41, takes no
 /// `--annotation`: podman gives the annotation, below).
 #[test]
@@ -204,33 +172,34 @@ fn a_container_whose_list_cannot_be_read_keeps_every_sync() {
     let docker = Accounted::start("keep-unread");
     let (a, b) = (
         LoopFs::new("unread-data", 64),
-        LoopFs::new("unread-other", 64),
+        LoopFs::new("unread-keep", 64),
     );
-    let relative = ["-e", "EATMYDATA_KEEP=data"];
-    let (_, plain_a, plain_b) = unread_run(&docker, "runc", &relative, &a, &b);
-    let cases: [(&[&str], &str); 4] = [
-        (&relative, r#"EATMYDATA_KEEP entry "data" is relative"#),
+    let relative = "EATMYDATA_KEEP=data";
+    let (_, plain_a, plain_b) = keep_run(&docker, "runc", &[relative], &a, &b);
+    let cases = [
+        (relative, r#"EATMYDATA_KEEP entry "data" is relative"#),
         (
-            &["-e", "EATMYDATA_KEEP=/nonexistent"],
+            "EATMYDATA_KEEP=/nonexistent",
             r#"EATMYDATA_KEEP entry "/nonexistent" names no mount"#,
         ),
         (
-            &["-e", "EATMYDATA_KEEP=/data:"],
+            "EATMYDATA_KEEP=/data:",
             r#"EATMYDATA_KEEP entry "/data:" cannot be parsed"#,
         ),
-        (&["-e", "EATMYDATA_KEEP=/data"], ""),
+        ("EATMYDATA_KEEP=/data", ""),
     ];
     let mut ids = vec![];
-    for (args, told) in cases {
-        let (id, on_a, on_b) = unread_run(&docker, "eatmydata", args, &a, &b);
+    for (env, told) in cases {
+        let args = [env];
+        let (id, on_a, on_b) = keep_run(&docker, "eatmydata", &args, &a, &b);
         eprintln!(
-            "keep: docker {args:?}: runc /data {plain_a} /other {plain_b}, \
-             eatmydata /data {on_a} /other {on_b}"
+            "keep: docker {args:?}: runc /data {plain_a} /keep {plain_b}, \
+             eatmydata /data {on_a} /keep {on_b}"
         );
         assert_kept(on_a, plain_a, &format!("{args:?}: /data"));
         match told.is_empty() {
-            true => assert_eaten(on_b, plain_b, &format!("{args:?}: /other")),
-            false => assert_kept(on_b, plain_b, &format!("{args:?}: /other")),
+            true => assert_eaten(on_b, plain_b, &format!("{args:?}: /keep")),
+            false => assert_kept(on_b, plain_b, &format!("{args:?}: /keep")),
         }
         ids.push((id, told));
     }

@@ -6,7 +6,7 @@
 const fs = require('fs');
 const path = require('path');
 const { spawnSync } = require('child_process');
-const { Refused, enabled, input, isRoot, succeeds } = require('./common.js');
+const { Refused, asRoot, enabled, input, isRoot, succeeds } = require('./common.js');
 
 // The inputs, read and checked once.
 function inputs() {
@@ -107,7 +107,7 @@ function docker(given) {
   }
   // As the steps run it: root's, through sudo when not root.
   const version = ['docker', 'version', '--format', '{{.Server.Version}}'];
-  const command = isRoot() ? version : ['sudo', '-n', '-E', ...version];
+  const command = asRoot(version);
   const client = spawnSync(command[0], command.slice(1), { encoding: 'utf8', timeout: 30000 });
   if (client.status !== 0) {
     const said = (client.stderr || '').trim().split('\n').pop();

@@ -13,14 +13,14 @@ const path = require('path');
 const checks = require('./checks.js');
 const release = require('./release.js');
 const services = require('./services.js');
-const { Refused, fail, fingerprint, here, keepDir, saveState, step, succeeds } = require('./common.js');
+const { Refused, dropWorkDir, fail, fingerprint, here, saveState, step, succeeds, workDir } = require('./common.js');
 
 
 // The command to install: `path`, this ref's release, or cargo's build.
 async function command(given) {
   if (given.path !== '') return path.resolve(given.path);
   const written = release.written();
-  if (written) return release.download(written, given.releaseUrl, keepDir());
+  if (written) return release.download(written, given.releaseUrl, workDir());
   if (!succeeds('cargo', ['--version'])) {
     throw new Refused(
       "this action's ref has no release (no action/release/ in its tree) and this runner has no cargo " +
@@ -28,7 +28,7 @@ async function command(given) {
     );
   }
   process.stdout.write('eatmydata: no release written for this ref: falling back to cargo install (minutes)\n');
-  const built = step('build.sh', [path.dirname(here), process.env.RUNNER_TEMP || '/tmp'], { capture: true, user: true });
+  const built = step('build.sh', [path.dirname(here), workDir()], { capture: true, user: true });
   return built.trim().split('\n').pop();
 }
 
@@ -56,7 +56,11 @@ async function run() {
     saveState('since', new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
     saveState('prefix', given.prefix);
     saveState('keep', String(given.keep));
-    step('install.sh', [given.prefix, file]);
+    try {
+      step('install.sh', [given.prefix, file]);
+    } finally {
+      dropWorkDir();
+    }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     process.stdout.write(`eatmydata: the command installed ${seconds.toFixed(1)} s after the step started\n`);
     if (given.docker) {
@@ -85,6 +89,8 @@ async function run() {
     }
   } catch (error) {
     fail(error);
+  } finally {
+    dropWorkDir();
   }
 }
 

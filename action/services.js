@@ -19,6 +19,7 @@
 
 const { spawnSync } = require('child_process');
 const container = require('./container.js');
+const { asRoot } = require('./common.js');
 
 const { Unreadable } = container;
 
@@ -27,11 +28,11 @@ const HEALTHY_WITHIN_MS = 300000;
 // How long a service gets to stop cleanly (a database's shutdown).
 const STOP_SECONDS = '30';
 
-// `docker ARGS` as root (through `sudo -n -E` when not root): its status
-// and output.
+// `docker ARGS` as root (through `sudo -n` when not root, with only the
+// daemon's variables of the job's environment: common.js asRoot): its
+// status and output.
 function docker(args) {
-  const root = process.getuid() === 0;
-  const command = root ? ['docker', ...args] : ['sudo', '-n', '-E', 'docker', ...args];
+  const command = asRoot(['docker', ...args]);
   const result = spawnSync(command[0], command.slice(1), {
     encoding: 'utf8',
     maxBuffer: 64 << 20,

@@ -21,7 +21,6 @@ mod barrier; // one syncfs at the end of each build step, after its last write, 
 mod builds; // Dockerfiles whose RUN steps sync, built by BuildKit, the legacy builder and podman
 mod cases; // what every engine runs: servers, programs, the off switch, beside runc
 mod client; // eatmydata podman run and eatmydata docker run, as typed
-mod client_profile; // eatmydata docker|podman run through the profile: Docker 26 with nothing of ours, 20.10, podman, runsc, keeps
 mod containerd; // containerd of the tests' own, the runtime as the shim's BinaryName (ctr run)
 mod cri; // containerd's CRI plugin: the runtime as a RuntimeClass handler, pods run by cri.py
 pub mod daemon; // dockerd and containerd stopped by pid, their folders under /run, store locks
@@ -38,6 +37,7 @@ mod names; // the report names each container: Docker's and podman's, and when o
 mod parity; // one corpus under runc and under the runtime on one dockerd: same output, no trace
 mod podman; // podman with the runtime, by path and by its registered name
 mod profile; // eatmydata profile's file on Docker 20.10 and 26 and podman with nothing of ours registered
+mod reach; // the profile sent by the clients users have (Testcontainers Python and Node, Compose) to a dockerd without the runtime
 mod standin; // stand-ins for the official postgres and mariadb images, from Debian's packages
 mod testcontainers; // Testcontainers for Python with the library
 

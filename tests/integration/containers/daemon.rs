@@ -124,14 +124,59 @@ impl Dockerd {
         exec_root: &Path,
         containerd: Option<&Path>,
     ) -> Dockerd {
+        dockerd.args([
+            "--bridge=none",
+            "--iptables=false",
+            "--ip6tables=false",
+            "--ip-masq=false",
+        ]);
+        Dockerd::start_on(dockerd, dir, config, data_root, exec_root, containerd)
+    }
+
+    /// A dockerd in a network namespace of its own (`unshare -n`, its
+    /// loopback up) with its default bridge there, which touches nothing
+    /// of the host's network: for clients that publish ports and connect
+    /// to them (Testcontainers' modules, Compose), run in that namespace
+    /// by [`Dockerd::in_netns`]. Its own containerd, no iptables.
+    pub fn start_netns(dir: &Path, config: &Path, data_root: &Path, exec_root: &Path) -> Dockerd {
+        let mut dockerd = Command::new("unshare");
+        dockerd.args([
+            "-n",
+            "sh",
+            "-c",
+            "ip link set lo up && exec \"$@\"",
+            "netns",
+            "dockerd",
+            "--iptables=false",
+            "--ip6tables=false",
+            "--ip-masq=false",
+        ]);
+        Dockerd::start_on(dockerd, dir, config, data_root, exec_root, None)
+    }
+
+    /// `program` run in the daemon's network namespace (for a daemon of
+    /// [`Dockerd::start_netns`]), its stdin empty.
+    pub fn in_netns(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut command = Command::new("nsenter");
+        command
+            .arg(format!("--net=/proc/{}/ns/net", self.daemon.pid()))
+            .arg("--")
+            .arg(program)
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// `dockerd`, given its network options, on the rest.
+    fn start_on(
+        mut dockerd: Command,
+        dir: &Path,
+        config: &Path,
+        data_root: &Path,
+        exec_root: &Path,
+        containerd: Option<&Path>,
+    ) -> Dockerd {
         let socket = dir.join("docker.sock");
         dockerd
-            .args([
-                "--bridge=none",
-                "--iptables=false",
-                "--ip6tables=false",
-                "--ip-masq=false",
-            ])
             .arg("--config-file")
             .arg(config)
             .arg("--data-root")
@@ -157,6 +202,19 @@ impl Dockerd {
             .arg(format!("unix://{}", self.socket.display()))
             .stdin(Stdio::null());
         docker
+    }
+
+    /// `docker args` on this daemon, asserting success (the failure's
+    /// message ends with the daemon's log); its stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let output = self.docker().args(args).output().expect("run docker");
+        assert!(
+            output.status.success(),
+            "docker {args:?}: {}\n{}",
+            String::from_utf8_lossy(&output.stderr),
+            self.daemon.log_text()
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
     }
 }
 

@@ -103,14 +103,7 @@ impl Docker {
 
     /// `docker args`, asserting success; its stdout.
     pub fn ok(&self, args: &[&str]) -> String {
-        let output = self.docker().args(args).output().expect("run docker");
-        assert!(
-            output.status.success(),
-            "docker {args:?}: {}\n{}",
-            String::from_utf8_lossy(&output.stderr),
-            self.dockerd.daemon.log_text()
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
+        self.dockerd.ok(args)
     }
 
     fn runtime_option(eaten: bool) -> &'static str {

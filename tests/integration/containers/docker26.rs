@@ -19,8 +19,9 @@ use std::sync::OnceLock;
 use super::daemon::{Dockerd, RunDir};
 use super::engine::{register_as, runtime};
 
-/// What the trixie root holds besides minbase (its cache's name lists them).
-const PACKAGES: &str = "containerd,docker-buildx,docker-cli,docker.io,runc,strace";
+/// What the trixie root holds besides minbase (its cache's name lists
+/// them); docker-compose is Compose v2, which `reach.rs` runs.
+const PACKAGES: &str = "containerd,docker-buildx,docker-cli,docker-compose,docker.io,runc,strace";
 
 /// Binds the root onto itself (runc's pivot_root needs a mount point),
 /// the host's /proc, /sys and /dev into it, a tmpfs on its /run and the
@@ -68,9 +69,6 @@ pub enum Runtime {
     /// The same, BuildKit's runtime run under `strace -ttt -e
     /// trace=syncfs,wait4`, each call's trace in [`Docker26::traces`].
     Traced,
-    /// Nothing of ours: no runtime registered, and no file of our build
-    /// in dockerd's root, as on Docker Desktop.
-    Absent,
 }
 
 /// A Docker 26 dockerd of the test's own; stopped when dropped.
@@ -104,12 +102,10 @@ impl Docker26 {
             bind(volume, &dir.join("volume"), false);
         }
         // The runtime and the library beside it, read-only, as dockerd
-        // sees them; nothing where it is to be absent.
+        // sees them.
         let bin = dir.join("bin");
         let command = self::runtime();
-        if runtime != Runtime::Absent {
-            bind(command.parent().unwrap(), &bin, true);
-        }
+        bind(command.parent().unwrap(), &bin, true);
         let ours = bin.join(command.file_name().unwrap());
         let config = dir.join("daemon.json");
         fs::write(&config, "{}\n").expect("write daemon.json");
@@ -119,7 +115,7 @@ impl Docker26 {
             .arg(root)
             .arg(dir.path())
             .arg("dockerd");
-        if !matches!(runtime, Runtime::Plain | Runtime::Absent) {
+        if runtime != Runtime::Plain {
             let (name, mut value) = register_default(root, &dir, &config, &ours);
             if runtime == Runtime::Traced {
                 value = traced(&dir, &value);
@@ -147,16 +143,6 @@ impl Docker26 {
     /// Where [`Docker26::start_with_volume`] bound its volume.
     pub fn volume(&self) -> PathBuf {
         self.dir.join("volume")
-    }
-
-    /// dockerd's socket.
-    pub fn socket(&self) -> &Path {
-        &self.dockerd.socket
-    }
-
-    /// dockerd's pid: `/proc/PID/root` is the root it sees.
-    pub fn pid(&self) -> u32 {
-        self.dockerd.daemon.pid()
     }
 
     /// Where a [`Runtime::Traced`] daemon's traces are: `trace.PID`.

@@ -78,7 +78,7 @@ pub fn register_as<S: AsRef<std::ffi::OsStr>>(
 }
 
 /// What a container gave: its exit status and output.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Ran {
     pub status: Option<i32>,
     pub stdout: String,
@@ -114,6 +114,7 @@ pub trait Engine {
 }
 
 /// A run and the flushes it made on the volume's device.
+#[derive(Clone)]
 pub struct Measured {
     pub flushes: u64,
     pub ran: Ran,

@@ -186,8 +186,7 @@ pub fn check(path: &Path, this: &Path) -> Result<(), String> {
     if resolved == this {
         return Ok(());
     }
-    // This command's bytes from the file running, not by its name.
-    match same_bytes(&resolved, Path::new(crate::library::RUNNING)) {
+    match same_bytes(&resolved, &this) {
         Ok(true) => Ok(()),
         Ok(false) => Err(format!(
             "it is not this command ({}) nor a link to it, and its bytes differ",

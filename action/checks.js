@@ -6,7 +6,7 @@
 const fs = require('fs');
 const path = require('path');
 const { spawnSync } = require('child_process');
-const { Refused, enabled, input, isRoot, succeeds } = require('./common.js');
+const { Refused, asRoot, enabled, input, isRoot, succeeds } = require('./common.js');
 
 // The inputs, read and checked once.
 function inputs() {
@@ -15,6 +15,7 @@ function inputs() {
     prefix: input('prefix', '/usr/local'),
     docker: enabled('docker', 'true'),
     builds: enabled('builds', 'false'),
+    services: enabled('services', 'true'),
     apt: enabled('apt', 'true'),
     summary: enabled('summary', 'true'),
     keep: enabled('keep', 'false'),
@@ -106,7 +107,7 @@ function docker(given) {
   }
   // As the steps run it: root's, through sudo when not root.
   const version = ['docker', 'version', '--format', '{{.Server.Version}}'];
-  const command = isRoot() ? version : ['sudo', '-n', '-E', ...version];
+  const command = asRoot(version);
   const client = spawnSync(command[0], command.slice(1), { encoding: 'utf8', timeout: 30000 });
   if (client.status !== 0) {
     const said = (client.stderr || '').trim().split('\n').pop();

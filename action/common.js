@@ -7,6 +7,7 @@
 const { spawnSync } = require('child_process');
 const crypto = require('crypto');
 const fs = require('fs');
+const os = require('os');
 const path = require('path');
 
 const here = __dirname;
@@ -62,12 +63,35 @@ function isRoot() {
   return process.getuid() === 0;
 }
 
-// Runs action/SCRIPT with ARGS as root (through `sudo -n` when not root;
-// as the runner's user when `user`), its stderr to the job's log; returns
-// its stdout, which is also shown unless `capture`.
+// What root's steps are given of the job's environment through sudo: a
+// PATH of the system's own folders (the job's may name folders its user
+// writes), and the variables that name the Docker daemon to talk to;
+// nothing else (sudo -E handed root the job's whole environment).
+const ROOT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const PASSED_TO_ROOT = ['DOCKER_HOST', 'DOCKER_TLS_VERIFY', 'DOCKER_CERT_PATH'];
+
+// `env -i` and the assignments root's step gets: the above, and `env`.
+function rootEnvironment(env) {
+  const given = PASSED_TO_ROOT.filter((name) => process.env[name] !== undefined).map(
+    (name) => `${name}=${process.env[name]}`,
+  );
+  const own = Object.entries(env).map(([name, value]) => `${name}=${value}`);
+  return ['env', '-i', `PATH=${ROOT_PATH}`, ...given, ...own];
+}
+
+// `command` (a program and its arguments) as root runs it: itself when
+// root, else through `sudo -n` with only what rootEnvironment passes.
+function asRoot(command, env = {}) {
+  return isRoot() ? command : ['sudo', '-n', ...rootEnvironment(env), ...command];
+}
+
+// Runs action/SCRIPT with ARGS as root (through `sudo -n` when not root,
+// with only what rootEnvironment passes; as the runner's user when
+// `user`), its stderr to the job's log; returns its stdout, which is also
+// shown unless `capture`.
 function step(script, args, { capture = false, user = false, env = {} } = {}) {
   let command = ['sh', path.join(here, script), ...args];
-  if (!user && !isRoot()) command = ['sudo', '-n', '-E', ...command];
+  if (!user) command = asRoot(command, env);
   const result = spawnSync(command[0], command.slice(1), {
     stdio: ['ignore', 'pipe', 'inherit'],
     encoding: 'utf8',
@@ -108,23 +132,38 @@ function fingerprint(file) {
   }
 }
 
-// Where main keeps what post needs beyond short values (the files as
-// they were): the job's temporary folder, which the runner empties.
-function keepDir() {
-  const dir = path.join(process.env.RUNNER_TEMP || '/tmp', 'eatmydata-action');
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  return dir;
+// The folder main downloads or builds the command in before install.sh
+// copies it as root: one of its own, made fresh (mkdtemp: mode 0700, this
+// user's, a name no one chose before), in the job's temporary folder or,
+// without RUNNER_TEMP, the system's: a folder of a fixed name there could
+// be another local user's, who could swap the file before root copies it.
+// Made once per process; `dropWorkDir` takes it away.
+let workDirMade = null;
+function workDir() {
+  if (workDirMade === null) {
+    const base = process.env.RUNNER_TEMP || os.tmpdir();
+    workDirMade = fs.mkdtempSync(path.join(base, 'eatmydata-action-'));
+  }
+  return workDirMade;
+}
+
+function dropWorkDir() {
+  if (workDirMade === null) return;
+  fs.rmSync(workDirMade, { recursive: true, force: true });
+  workDirMade = null;
 }
 
 module.exports = {
   Refused,
+  asRoot,
   enabled,
   fail,
   fingerprint,
   here,
   input,
   isRoot,
-  keepDir,
+  workDir,
+  dropWorkDir,
   saveState,
   state,
   step,

@@ -3,22 +3,24 @@
 // command (the release file of this action's ref, checked against the
 // hash in this tree; or `path`; or, with no release written here, built
 // by cargo), make it Docker's default runtime (reloaded, nothing
-// stopped), put dpkg under it, and keep what the post step needs to tell
-// the job's account and take it all back.
+// stopped), recreate the job's `services:` under it, put dpkg under it,
+// and keep what the post step needs to tell the job's account and take
+// it all back.
 'use strict';
 
 const fs = require('fs');
 const path = require('path');
 const checks = require('./checks.js');
 const release = require('./release.js');
-const { Refused, fail, fingerprint, here, keepDir, saveState, step, succeeds } = require('./common.js');
+const services = require('./services.js');
+const { Refused, dropWorkDir, fail, fingerprint, here, saveState, step, succeeds, workDir } = require('./common.js');
 
 
 // The command to install: `path`, this ref's release, or cargo's build.
 async function command(given) {
   if (given.path !== '') return path.resolve(given.path);
   const written = release.written();
-  if (written) return release.download(written, given.releaseUrl, keepDir());
+  if (written) return release.download(written, given.releaseUrl, workDir());
   if (!succeeds('cargo', ['--version'])) {
     throw new Refused(
       "this action's ref has no release (no action/release/ in its tree) and this runner has no cargo " +
@@ -26,8 +28,23 @@ async function command(given) {
     );
   }
   process.stdout.write('eatmydata: no release written for this ref: falling back to cargo install (minutes)\n');
-  const built = step('build.sh', [path.dirname(here), process.env.RUNNER_TEMP || '/tmp'], { capture: true, user: true });
+  const built = step('build.sh', [path.dirname(here), workDir()], { capture: true, user: true });
   return built.trim().split('\n').pop();
+}
+
+// The job's services, started before any step under runc, made again
+// under the runtime just registered (services.js). Never fails the step:
+// what cannot be done is a warning, and the services stay as they were.
+function recreateServices() {
+  let done;
+  try {
+    done = services.recreate('eatmydata');
+  } catch (error) {
+    process.stdout.write(`::warning::eatmydata: the job's services were left as they were: ${error.message}\n`);
+    return;
+  }
+  saveState('services', JSON.stringify(done));
+  for (const line of services.lines(done, 'eatmydata')) process.stdout.write(`${line}\n`);
 }
 
 async function run() {
@@ -39,7 +56,11 @@ async function run() {
     saveState('since', new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
     saveState('prefix', given.prefix);
     saveState('keep', String(given.keep));
-    step('install.sh', [given.prefix, file]);
+    try {
+      step('install.sh', [given.prefix, file]);
+    } finally {
+      dropWorkDir();
+    }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     process.stdout.write(`eatmydata: the command installed ${seconds.toFixed(1)} s after the step started\n`);
     if (given.docker) {
@@ -60,6 +81,7 @@ async function run() {
       ]);
       const before = /^running before: (\d+)$/m.exec(said);
       saveState('running_before', before ? before[1] : '0');
+      if (given.services) recreateServices();
     }
     if (given.apt) {
       saveState('apt', 'true');
@@ -67,6 +89,8 @@ async function run() {
     }
   } catch (error) {
     fail(error);
+  } finally {
+    dropWorkDir();
   }
 }
 

@@ -1,5 +1,6 @@
-// The Action's post step: the account of the containers this job's
-// Docker ran under the runtime, as a summary on the job's page; then,
+// The Action's post step: the services main recreated removed; the
+// account of the containers this job's Docker ran under the runtime, as
+// a summary on the job's page, with those services; then,
 // unless `keep: true`, what main did taken back (Docker's default runtime
 // by `configure docker --remove` and a reload, the dpkg link and apt's
 // setting), which matters on a self-hosted runner, whose next jobs would
@@ -8,14 +9,32 @@
 
 const fs = require('fs');
 const { enabled, fail, fingerprint, state, step } = require('./common.js');
+const services = require('./services.js');
 
 
-function summary(prefix) {
-  const markdown = step(
-    'summary.sh',
-    [prefix, state('since'), state('docker') || 'false', state('running_before') || '0'],
-    { capture: true },
-  );
+// What main recreated (services.js's account of each), or none.
+function recreated() {
+  try {
+    return JSON.parse(state('services') || '[]');
+  } catch {
+    return [];
+  }
+}
+
+// The services main recreated, removed before the summary so that the
+// account counts their runs, and so that the runner's own clean-up (its
+// originals, by id, then the job's network) finds nothing of ours.
+function removeServices(done) {
+  for (const line of services.remove(done)) process.stdout.write(`${line}\n`);
+}
+
+function summary(prefix, done) {
+  // Those running before the action that still ran under runc.
+  const moved = done.filter((service) => service.id).length;
+  const before = Math.max(0, Number(state('running_before') || '0') - moved);
+  const markdown =
+    step('summary.sh', [prefix, state('since'), state('docker') || 'false', String(before)], { capture: true }) +
+    services.markdown(done);
   const file = process.env.GITHUB_STEP_SUMMARY;
   if (file) fs.appendFileSync(file, markdown);
   else process.stdout.write(markdown);
@@ -37,7 +56,9 @@ async function run() {
   try {
     const prefix = state('prefix');
     if (prefix === '') return; // main stopped before it changed anything
-    if (enabled('summary', 'true')) summary(prefix);
+    const done = recreated();
+    removeServices(done);
+    if (enabled('summary', 'true')) summary(prefix, done);
     const selfHosted = process.env.RUNNER_ENVIRONMENT === 'self-hosted';
     if (state('keep') === 'true') {
       if (state('docker') === 'true') {

@@ -36,21 +36,22 @@ pub const SYNC_AT_EXIT: &str = "EATMYDATA_SYNC_AT_EXIT";
 pub const CLIENT_NOTICE: &str = "EATMYDATA_CLIENT_NOTICE";
 
 /// Keeps the syncs on the mounts that hold these paths (`--keep`): a
-/// list of absolute paths ([`write_paths`]). Each process resolves them
-/// when it starts, each to the mount that holds it (`statx(2)`'s
-/// `STATX_MNT_ID`, or the device where the kernel has no mount ids), and
-/// decides every sync by the mount of its descriptor
+/// list of absolute paths ([`write_paths`], read by [`read_paths`]). Each
+/// process resolves them when it starts, each to the mount that holds it
+/// (`statx(2)`'s `STATX_MNT_ID`, or the device where the kernel has no
+/// mount ids), and decides every sync by the mount of its descriptor
 /// (`durability::mount::Scope`): a sync on a kept mount reaches the disk,
-/// every other one is eaten. An entry that resolves to no mount (a path
-/// that is gone, one that is not absolute, one past the most that are
-/// learned) makes the process keep every sync: unsure is durable. In a
-/// container the paths are those inside it (mount destinations).
+/// every other one is eaten. An entry that cannot be read ([`Unread`]:
+/// relative, empty, naming no mount, past the most that are learned)
+/// makes the process keep every sync: unsure is durable. In a container
+/// the paths are those inside it (mount destinations).
 pub const KEEP: &str = "EATMYDATA_KEEP";
 
 /// Eats the syncs only on the mounts that hold these paths (`--only`), a
 /// list as [`KEEP`]'s: every other sync reaches the disk. An entry that
-/// resolves to no mount eats nothing. With [`KEEP`] as well, a sync is
-/// eaten where this list says and `KEEP` does not: keep wins.
+/// cannot be read keeps every sync, as in [`KEEP`]. With [`KEEP`] as
+/// well, a sync is eaten where this list says and `KEEP` does not: keep
+/// wins.
 pub const ONLY: &str = "EATMYDATA_ONLY";
 
 /// What separates the paths of [`KEEP`] and [`ONLY`], as in `PATH`.
@@ -89,14 +90,121 @@ pub fn write_paths(out: &mut [u8], paths: &[&[u8]]) -> Option<usize> {
     Some(line.len)
 }
 
-/// The entries of a value of [`KEEP`] or [`ONLY`], in order, empty ones
-/// (`/a::/b`, a trailing colon) left out. Entries are given as written:
-/// the reader judges each with [`mount_path_ok`].
-pub fn parse_paths(value: &[u8]) -> impl Iterator<Item = &[u8]> {
-    value
-        .split(|&byte| byte == PATH_SEPARATOR)
-        .filter(|path| !path.is_empty())
+/// The two lists that scope the eating by mount.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum List {
+    Keep,
+    Only,
 }
+
+impl List {
+    /// The variable that holds it.
+    pub const fn variable(self) -> &'static str {
+        match self {
+            List::Keep => KEEP,
+            List::Only => ONLY,
+        }
+    }
+
+    /// Its word in a report line's `unread` key.
+    const fn key(self) -> &'static str {
+        match self {
+            List::Keep => "keep",
+            List::Only => "only",
+        }
+    }
+}
+
+/// Why an entry of a keep list cannot be read. Any of them keeps every
+/// sync of the process (or container) that reads the list: the direction
+/// that loses nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unread {
+    /// Not absolute (`data`): relative to what, a process cannot know.
+    Relative,
+    /// Not an entry at all: an empty one (`/data:`, `/a::/b`), or one
+    /// with a NUL.
+    Unparsable,
+    /// Resolves to no mount: the path is not there (or cannot be reached).
+    NoMount,
+    /// Past the most mounts a process learns of one list.
+    TooMany,
+}
+
+impl Unread {
+    const ALL: [Unread; 4] = [
+        Unread::Relative,
+        Unread::Unparsable,
+        Unread::NoMount,
+        Unread::TooMany,
+    ];
+
+    /// Its word in a report line.
+    pub const fn key(self) -> &'static str {
+        match self {
+            Unread::Relative => "relative",
+            Unread::Unparsable => "unparsable",
+            Unread::NoMount => "no-mount",
+            Unread::TooMany => "too-many",
+        }
+    }
+
+    fn from_key(key: &str) -> Option<Unread> {
+        Unread::ALL.into_iter().find(|why| why.key() == key)
+    }
+
+    /// What a user reads after the entry: `data is relative`.
+    pub const fn words(self) -> &'static str {
+        match self {
+            Unread::Relative => "is relative",
+            Unread::Unparsable => "cannot be parsed (an empty entry)",
+            Unread::NoMount => "names no mount",
+            Unread::TooMany => "is past the 16 mounts a list can name",
+        }
+    }
+}
+
+/// The entry of a list that could not be read, and why. For an empty
+/// entry ([`Unread::Unparsable`]) it is the whole value, which shows
+/// where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BadEntry<'a> {
+    pub entry: &'a [u8],
+    pub why: Unread,
+}
+
+/// The one reading of a keep list ([`KEEP`], [`ONLY`], the runtime's
+/// annotation, its kept binds): the entries of `value` in order, each
+/// absolute, or the first that cannot be read by its form (empty,
+/// relative). An empty value is an empty list. Whether each names a mount
+/// is for the reader to find (`durability::mount::Scope::learn`).
+pub fn read_paths(value: &[u8]) -> Result<impl Iterator<Item = &[u8]>, BadEntry<'_>> {
+    let entries = || value.split(|&byte| byte == PATH_SEPARATOR);
+    if !value.is_empty() {
+        for entry in entries() {
+            let why = match entry.first() {
+                None => Unread::Unparsable,
+                Some(_) if entry.contains(&0) => Unread::Unparsable,
+                Some(b'/') => continue,
+                Some(_) => Unread::Relative,
+            };
+            let entry = if entry.is_empty() { value } else { entry };
+            return Err(BadEntry { entry, why });
+        }
+    }
+    Ok(entries().filter(|entry| !entry.is_empty()))
+}
+
+/// A list a process could not read: which, and its entry that could
+/// not be read. The process keeps every sync.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unreadable<'a> {
+    pub list: List,
+    pub bad: BadEntry<'a>,
+}
+
+/// The most bytes of an unread entry a report line keeps.
+pub const UNREAD_MAX: usize = 64;
 
 /// The value the command gives a switch it turns on.
 pub const ON: &str = "1";
@@ -267,30 +375,34 @@ pub struct ReportLine<'a> {
     /// a file whose mount could not be told) as its unnamed. None in the
     /// line of an older library, which did not count them.
     pub kept: Flushes,
+    /// The list the process could not read, which made it keep every
+    /// sync; its entry shown as the name is (printable ASCII, cut to
+    /// [`UNREAD_MAX`] bytes).
+    pub unread: Option<Unreadable<'a>>,
 }
 
 /// Writes the report line of a process into `out` and returns its length:
 /// `pid=… name=… fsync=… … direct=… flushes_on=MAJOR:MINOR:COUNT,…
-/// flushes_unnamed=… kept_on=MAJOR:MINOR:COUNT,… kept_unnamed=…\n`.
-/// `name`'s bytes other than printable ASCII are written as `?`, and it is
-/// cut to [`NAME_MAX`] bytes; what does not fit in `out` is left out
-/// ([`REPORT_LINE_MAX`] bytes always fit). The kept flushes come last, in
-/// keys of their own: an older reader skips keys it does not know.
+/// flushes_unnamed=… kept_on=MAJOR:MINOR:COUNT,… kept_unnamed=…
+/// [unread=LIST:WHY:ENTRY]\n`. `name`'s bytes other than printable ASCII
+/// are written as `?`, and it is cut to [`NAME_MAX`] bytes, the unread
+/// entry likewise to [`UNREAD_MAX`]; what does not fit in `out` is left
+/// out ([`REPORT_LINE_MAX`] bytes always fit). The kept flushes and the
+/// unread list come last, in keys of their own: an older reader skips
+/// keys it does not know.
 pub fn write_report(
     out: &mut [u8],
     pid: u64,
     name: &[u8],
     counts: &Counts,
-    flushes: &Flushes,
-    kept: &Flushes,
+    (flushes, kept): (&Flushes, &Flushes),
+    unread: Option<Unreadable>,
 ) -> usize {
     let mut line = Writer { out, len: 0 };
     line.push(b"pid=");
     line.number(pid);
     line.push(b" name=");
-    for &byte in name.iter().take(NAME_MAX) {
-        line.push(&[if byte.is_ascii_graphic() { byte } else { b'?' }]);
-    }
+    line.shown(name, NAME_MAX);
     for ((_, key, _), count) in SKIPS.iter().zip(counts) {
         line.push(b" ");
         line.push(key.as_bytes());
@@ -299,6 +411,14 @@ pub fn write_report(
     }
     line.places(b" flushes_on=", b" flushes_unnamed=", flushes);
     line.places(b" kept_on=", b" kept_unnamed=", kept);
+    if let Some(Unreadable { list, bad }) = unread {
+        line.push(b" unread=");
+        line.push(list.key().as_bytes());
+        line.push(b":");
+        line.push(bad.why.key().as_bytes());
+        line.push(b":");
+        line.shown(bad.entry, UNREAD_MAX);
+    }
     line.push(b"\n");
     line.len
 }
@@ -324,6 +444,7 @@ fn parse_places(value: &str, into: &mut Flushes) -> Option<()> {
 pub fn parse_report(line: &str) -> Option<ReportLine<'_>> {
     let (mut pid, mut name, mut counts) = (None, None, [0; SKIPS.len()]);
     let (mut flushes, mut kept) = (Flushes::NONE, Flushes::NONE);
+    let mut unread = None;
     for word in line.split_ascii_whitespace() {
         let (key, value) = word.split_once('=')?;
         match key {
@@ -335,6 +456,7 @@ pub fn parse_report(line: &str) -> Option<ReportLine<'_>> {
             "flushes_on" => parse_places(value, &mut flushes)?,
             "kept_unnamed" => kept.unnamed = kept.unnamed.saturating_add(value.parse().ok()?),
             "kept_on" => parse_places(value, &mut kept)?,
+            "unread" => unread = Some(parse_unread(value)?),
             _ => {
                 if let Some(at) = SKIPS.iter().position(|(_, field, _)| *field == key) {
                     *counts.get_mut(at)? = value.parse().ok()?;
@@ -348,6 +470,23 @@ pub fn parse_report(line: &str) -> Option<ReportLine<'_>> {
         counts,
         flushes,
         kept,
+        unread,
+    })
+}
+
+/// Reads a value of `unread`: `LIST:WHY:ENTRY`.
+fn parse_unread(value: &str) -> Option<Unreadable<'_>> {
+    let mut parts = value.splitn(3, ':');
+    let list = match parts.next()? {
+        "keep" => List::Keep,
+        "only" => List::Only,
+        _ => return None,
+    };
+    let why = Unread::from_key(parts.next()?)?;
+    let entry = parts.next()?.as_bytes();
+    Some(Unreadable {
+        list,
+        bad: BadEntry { entry, why },
     })
 }
 
@@ -411,6 +550,13 @@ impl Writer<'_> {
                 *slot = byte;
                 self.len += 1;
             }
+        }
+    }
+
+    /// `text`'s first `max` bytes, those other than printable ASCII as `?`.
+    fn shown(&mut self, text: &[u8], max: usize) {
+        for &byte in text.iter().take(max) {
+            self.push(&[if byte.is_ascii_graphic() { byte } else { b'?' }]);
         }
     }
 
@@ -480,8 +626,66 @@ mod tests {
         kept: &Flushes,
     ) -> ([u8; REPORT_LINE_MAX], usize) {
         let mut out = [0; REPORT_LINE_MAX];
-        let len = write_report(&mut out, pid, name, counts, flushes, kept);
+        let len = write_report(&mut out, pid, name, counts, (flushes, kept), None);
         (out, len)
+    }
+
+    #[test]
+    fn an_unread_list_reads_back_as_written() {
+        let none = Flushes::NONE;
+        let counts = [0; SKIPS.len()];
+        for (list, entry, why, shown) in [
+            (
+                List::Keep,
+                &b"data"[..],
+                Unread::Relative,
+                "keep:relative:data",
+            ),
+            (
+                List::Keep,
+                b"/data:",
+                Unread::Unparsable,
+                "keep:unparsable:/data:",
+            ),
+            (
+                List::Only,
+                b"/no where",
+                Unread::NoMount,
+                "only:no-mount:/no?where",
+            ),
+            (List::Keep, b"/x", Unread::TooMany, "keep:too-many:/x"),
+        ] {
+            let unread = Unreadable {
+                list,
+                bad: BadEntry { entry, why },
+            };
+            let mut out = [0; REPORT_LINE_MAX];
+            let len = write_report(&mut out, 7, b"pg", &counts, (&none, &none), Some(unread));
+            let line = core::str::from_utf8(&out[..len]).unwrap();
+            assert!(line.ends_with(&format!(" unread={shown}\n")), "{line}");
+            let read = parse_report(line).unwrap().unread.unwrap();
+            assert_eq!((read.list, read.bad.why), (list, why));
+            assert_eq!(
+                read.bad.entry,
+                shown.splitn(3, ':').nth(2).unwrap().as_bytes()
+            );
+        }
+        let long = [b'/'; 300];
+        let unread = Unreadable {
+            list: List::Keep,
+            bad: BadEntry {
+                entry: &long,
+                why: Unread::NoMount,
+            },
+        };
+        let mut out = [0; REPORT_LINE_MAX];
+        let len = write_report(&mut out, 7, b"pg", &counts, (&none, &none), Some(unread));
+        let line = core::str::from_utf8(&out[..len]).unwrap();
+        let read = parse_report(line).unwrap().unread.unwrap();
+        assert_eq!(read.bad.entry.len(), UNREAD_MAX);
+        assert_eq!(parse_report("pid=1 name=a unread=keep:odd:x"), None);
+        assert_eq!(parse_report("pid=1 name=a unread=all:relative:x"), None);
+        assert_eq!(parse_report("pid=1 name=a").unwrap().unread, None);
     }
 
     #[test]
@@ -670,6 +874,14 @@ mod tests {
         assert_eq!(parse_flush("new 00000001:00000002"), None);
     }
 
+    fn read(value: &[u8]) -> Result<Vec<&[u8]>, BadEntry<'_>> {
+        read_paths(value).map(Iterator::collect)
+    }
+
+    fn bad(entry: &[u8], why: Unread) -> Result<Vec<&[u8]>, BadEntry<'_>> {
+        Err(BadEntry { entry, why })
+    }
+
     #[test]
     fn kept_paths_read_back_as_written() {
         let paths: [&[u8]; 3] = [b"/", b"/srv/data", b"/b/\xff odd\n"];
@@ -677,12 +889,30 @@ mod tests {
         let len = write_paths(&mut out, &paths).unwrap();
         assert_eq!(len, paths_len(&paths));
         assert_eq!(&out[..len], b"/:/srv/data:/b/\xff odd\n");
-        assert!(parse_paths(&out[..len]).eq(paths));
+        assert_eq!(read(&out[..len]), Ok(paths.to_vec()));
         assert_eq!(write_paths(&mut out, &[]), Some(0));
-        assert_eq!(parse_paths(b"").count(), 0);
-        assert!(parse_paths(b":/a::/b:").eq([&b"/a"[..], b"/b"]));
-        // Relative entries are read, for the reader to judge.
-        assert!(parse_paths(b"a:/b").eq([&b"a"[..], b"/b"]));
+        assert_eq!(read(b""), Ok(vec![]));
+    }
+
+    #[test]
+    fn a_list_with_an_entry_it_cannot_read_names_the_first() {
+        assert_eq!(read(b"data"), bad(b"data", Unread::Relative));
+        assert_eq!(read(b"/a:./b:c"), bad(b"./b", Unread::Relative));
+        assert_eq!(read(b"/a:~/b"), bad(b"~/b", Unread::Relative));
+        // An empty entry shows the whole value, where it is.
+        for value in [&b"/data:"[..], b":/data", b"/a::/b", b":", b"/a:b:"] {
+            let first = if value == b"/a:b:" {
+                bad(b"b", Unread::Relative)
+            } else {
+                bad(value, Unread::Unparsable)
+            };
+            assert_eq!(read(value), first, "{value:?}");
+        }
+        assert_eq!(read(b"/a\0b"), bad(b"/a\0b", Unread::Unparsable));
+        for why in Unread::ALL {
+            assert_eq!(Unread::from_key(why.key()), Some(why));
+            assert!(!why.words().is_empty());
+        }
     }
 
     #[test]

@@ -31,7 +31,7 @@ ENV = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/b
 
 
 def packages(ctx, probe=False):
-    if probe or ctx.args.quick:
+    if probe or (ctx.args.quick and not ctx.args.latency):
         return ["make"]
     return ["build-essential"]
 

@@ -12,7 +12,13 @@ the machine's disk, and gone after it:
   so that no background initialisation runs during the measurement;
 - `xfs`: `mkfs.xfs` with its defaults (Debian's xfsprogs);
 - `tmpfs`: a private tmpfs mount, no disk at all: the speed limit;
-- `disk`: a directory on the machine's own disk as it is (under /var/tmp).
+- `disk`: a directory on the machine's own disk as it is (under /var/tmp);
+- `slow:MS`: the same ext4 as `ext4`, on a device whose every flush takes
+  MS milliseconds (slowdisk.py, `scripts/slow-disk`): the disks users have,
+  from a data-centre SSD to Docker Desktop's VM. Each is checked before
+  its run (dd oflag=dsync writes take their latencies; the server answered
+  every flush the kernel counted) and the latency a user sees there (one
+  fdatasync of a rewritten page) is measured and kept in its description.
 
 Each is a context manager that yields a `Mounted`: where to put data, what
 the file system is (type, journal, mount options) and, on a loop device, the
@@ -28,6 +34,8 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
+
+from . import slowdisk
 
 KINDS = ("ext4", "xfs", "disk", "tmpfs")
 MKFS = {
@@ -45,10 +53,17 @@ class Mounted:
     path: str
     device: str = ""  # "loop3" for a loop device; "" when there is none of our own
     about: dict = field(default_factory=dict)
+    slow: str = ""  # the slow device's folder (slowdisk.py), "" for any other
 
     def counters(self):
-        """Flushes, writes and bytes written so far on our loop device, or None."""
-        return device_counters(self.device) if self.device else None
+        """Flushes, writes and bytes written so far on our loop device, or
+        None; on a slow device also the flushes its server answered."""
+        if not self.device:
+            return None
+        counted = device_counters(self.device)
+        if self.slow:
+            counted["served"] = slowdisk.served_flushes(self.slow)
+        return counted
 
     def describe(self):
         """One line: file system, journal, mount options (and the device)."""
@@ -95,9 +110,17 @@ def run_figures(before, ended, settled):
     31 s one; with what it left dirty, 47 MB either way."""
     if before is None or ended is None or settled is None:
         return None
-    return {"flushes": ended["flushes"] - before["flushes"],
-            "writes": settled["writes"] - before["writes"],
-            "bytes": settled["bytes"] - before["bytes"]}
+    figures = {"flushes": ended["flushes"] - before["flushes"],
+               "writes": settled["writes"] - before["writes"],
+               "bytes": settled["bytes"] - before["bytes"]}
+    if "served" in before:
+        # The slow device's server must have answered every flush counted.
+        served = ended["served"] - before["served"]
+        if served != figures["flushes"]:
+            raise RuntimeError(f"fs: the slow device's server answered {served} flushes, "
+                               f"the kernel counted {figures['flushes']}")
+        figures["served"] = served
+    return figures
 
 
 def describe_mount(path):
@@ -190,6 +213,51 @@ def own_disk(parent):
         shutil.rmtree(work, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def slow_ext4(latency_ms, parent, size):
+    """A fresh ext4 on a slow device (slowdisk.py) whose flushes take `latency_ms`."""
+    work = tempfile.mkdtemp(prefix=f"fs-slow{latency_ms:g}.", dir=parent)
+    try:
+        os.chmod(work, 0o755)  # servers run as their own users
+        device = slowdisk.start(work, latency_ms, size)
+        mountpoint = slowdisk.make_ext4(work)
+        state = slowdisk.read_state(work)
+        data = os.path.join(mountpoint, "data")
+        os.mkdir(data)
+        os.chmod(data, 0o755)
+        about = describe_mount(mountpoint)
+        about["source"] = f"{device}, flushes {latency_ms:g} ms"
+        about["fdatasync_ms"] = state["fdatasync_ms"]
+        about["checks"] = [state["check"], state["ext4_check"]]
+        yield Mounted(slow_kind(latency_ms), data, os.path.basename(device), about, work)
+    except slowdisk.SlowDiskError as error:
+        raise RuntimeError(str(error)) from None
+    finally:
+        slowdisk.stop(work)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def slow_kind(latency_ms):
+    """"slow:25" for a device whose flushes take 25 ms."""
+    return f"slow:{latency_ms:g}"
+
+
+def latency_of(kind):
+    """The latency in ms of a slow kind ("slow:1.6" -> 1.6), None for any other."""
+    if not kind.startswith("slow:"):
+        return None
+    try:
+        return float(kind.split(":", 1)[1])
+    except ValueError:
+        return None
+
+
+def label(kind):
+    """How a variant's name says where it ran: "25 ms" for slow:25, else the kind."""
+    latency = latency_of(kind)
+    return kind if latency is None else f"{latency:g} ms"
+
+
 def make(kind, parent="/var/tmp", size=2 << 30):
     """A context manager for a new file system of `kind` (one of KINDS).
 
@@ -204,4 +272,6 @@ def make(kind, parent="/var/tmp", size=2 << 30):
         return tmpfs(parent, size)
     if kind == "disk":
         return own_disk(parent)
+    if latency_of(kind) is not None:
+        return slow_ext4(latency_of(kind), parent, size)
     raise ValueError(f"fs: unknown file system {kind!r} (known: {', '.join(KINDS)})")

@@ -45,3 +45,22 @@ def show(root, page, name, table):
                                                  f"(benchmarks/{name}.svg)", "", END])
     with open(path, "w") as file:
         file.write(before + block + after)
+
+
+LATENCY = ("<!-- bench-db: latency -->", "<!-- /bench-db: latency -->")
+
+
+def show_latency(root, page, chart, name):
+    """Make the chart between `page`'s LATENCY lines run `name`'s (a --latency run)."""
+    path = os.path.join(root, page)
+    with open(path) as file:
+        text = file.read()
+    start, end = LATENCY
+    if start not in text or end not in text:
+        raise SystemExit(f"bench-db: {path} has no {start} ... {end} to replace")
+    before, rest = text.split(start, 1)
+    after = rest.split(end, 1)[1]
+    block = "\n".join([start, f"![speed-up against the flush latency, one line a workload: "
+                               f"run {name}]({chart})", end])
+    with open(path, "w") as file:
+        file.write(before + block + after)

@@ -31,7 +31,7 @@ import os
 import re
 import time
 
-from . import cpu, dockerd, modes
+from . import cpu, dockerd, fs, modes
 from .common import Variant, library_mapped, output
 
 SCRIPT = os.path.join(os.path.dirname(os.path.realpath(__file__)), "server.sh")
@@ -58,14 +58,27 @@ def variants(ctx, datadir, host_mode):
     headline, reps = ctx.args.fs[0], ctx.args.reps
     host = host_mode(ctx)
     host.name = HOST
+    tmpfs = Variant("tmpfs", modes.Mode("docker run --tmpfs", [], engine=["--tmpfs", datadir],
+                                        traced=False), "tmpfs", reps, "plain")
+    if fs.latency_of(headline) is None:
+        return on_disk(headline, "", host, reps) + [tmpfs]
+    # --latency: the three on each slow device, tmpfs once.
+    kinds = [kind for kind in ctx.args.fs if fs.latency_of(kind) is not None]
+    out = [v for kind in kinds for v in on_disk(kind, f" @{fs.label(kind)}", host, reps)]
+    tmpfs.baseline = f"plain @{fs.label(kinds[0])}"
+    return out + [tmpfs]
+
+
+def on_disk(kind, suffix, host, reps):
+    """The variants on a disk: plain, under the runtime, on the host under eatmydata."""
     return [
-        Variant("plain", modes.Mode("docker run", [], traced=False), headline, reps, "plain"),
-        Variant("tmpfs", modes.Mode("docker run --tmpfs", [], engine=["--tmpfs", datadir],
-                                    traced=False), "tmpfs", reps, "plain"),
-        Variant(f"--runtime={dockerd.RUNTIME}",
+        Variant(f"plain{suffix}", modes.Mode("docker run", [], traced=False), kind, reps,
+                f"plain{suffix}"),
+        Variant(f"--runtime={dockerd.RUNTIME}{suffix}",
                 modes.Mode("docker run --runtime", [], library=mounted(), traced=False,
-                           engine=[f"--runtime={dockerd.RUNTIME}"]), headline, reps, "plain"),
-        Variant(HOST, host, headline, reps, "plain"),
+                           engine=[f"--runtime={dockerd.RUNTIME}"]), kind, reps,
+                f"plain{suffix}"),
+        Variant(f"{HOST}{suffix}", host, kind, reps, f"plain{suffix}"),
     ]
 
 
@@ -76,7 +89,7 @@ def prepare(ctx, server):
 
 
 def on_host(variant):
-    return variant.name == HOST
+    return variant.name.split(" @")[0] == HOST
 
 
 class Container:

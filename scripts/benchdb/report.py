@@ -82,6 +82,10 @@ def file_systems(kinds, seen):
     names = {"ext4": "fresh ext4 on a loop device (made for each run)",
              "xfs": "fresh xfs on a loop device (made for each run)",
              "disk": "the machine's own disk as it is", "tmpfs": "a private tmpfs"}
+    for kind in kinds:
+        if kind.startswith("slow:"):
+            names[kind] = (f"fresh ext4 on a slow device made for each run, every flush "
+                           f"{kind.split(':', 1)[1]} ms (scripts/slow-disk)")
     return [f"file system {kind}{' (headline)' if i == 0 else ''}: {names[kind]}: "
             f"{seen.get(kind, 'no run finished on it')}" for i, kind in enumerate(kinds)]
 
@@ -241,7 +245,8 @@ def chart_data(workloads, results, describe_all, everything=True):
             rows = measure_rows(outcome, key, unit)
             bars = [(v, r["median"], r["min"], r["max"], r["speedup"]) for v, r in rows.items()
                     if everything or outcome[v]["baseline"] == "plain"]
-            panels.append((describe_all[module.NAME][key], unit, bars))
+            if bars:  # none on the headline when every disk is a slow one (--latency)
+                panels.append((describe_all[module.NAME][key], unit, bars))
     return panels
 
 

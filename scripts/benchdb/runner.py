@@ -29,14 +29,19 @@ def variants(ctx, modes):
     headline = args.fs[0]
     for kind in args.fs:
         if kind == "tmpfs":
-            out.append(Variant("tmpfs", modes[0], kind, args.reps, "plain"))
+            base = "plain" if fs.latency_of(headline) is None else f"plain @{fs.label(headline)}"
+            out.append(Variant("tmpfs", modes[0], kind, args.reps, base))
             continue
+        # On a slow device (--latency), every latency is a headline: every
+        # mode, every repetition, each named by its latency.
+        slow = fs.latency_of(kind) is not None
         for mode in modes:
-            if kind != headline and mode.name not in SIDE_MODES:
+            if kind != headline and not slow and mode.name not in SIDE_MODES:
                 continue
-            name = mode.name if kind == headline else f"{mode.name} @{kind}"
-            base = "plain" if kind == headline else f"plain @{kind}"
-            reps = args.reps if kind == headline else args.side_reps
+            plain = kind == headline and not slow
+            name = mode.name if plain else f"{mode.name} @{fs.label(kind)}"
+            base = "plain" if plain else f"plain @{fs.label(kind)}"
+            reps = args.reps if kind == headline or slow else args.side_reps
             out.append(Variant(name, mode, kind, reps, base))
     return out
 
@@ -100,6 +105,8 @@ def attempt(ctx, module, variant, failures, trace=None):
                 device = fs.run_figures(before, ended, mounted.counters())
                 for key, value in (device or {}).items():
                     result[f"device {key}"] = value
+                if "fdatasync_ms" in mounted.about:  # a slow device's, measured before the run
+                    result["device fdatasync ms"] = mounted.about["fdatasync_ms"]
                 result.update(accounting.figures)
                 for kind in ("user", "sys"):  # a container's own cgroup (incontainer.py)
                     if f"cpu {kind}" in result and f"container cpu {kind}" in result:

@@ -37,6 +37,12 @@ after the run); and
 check(ctx, variant): called after each timed run, outside its accounting,
 on the same file system, to verify what the run left (raise RuntimeError).
 
+Under --latency (ctx.args.latency), each run's file system is on a device
+whose flushes take a chosen time, up to 25 ms: a workload keeps its quick
+size there unless its plain run at 25 ms would then take more than a few
+minutes, or make too few flushes to judge by (postgres-suite 10 tests,
+apt build-essential).
+
 Sizes follow ctx.args.quick (CI: seconds), the default, and ctx.args.full
 (the seeds' workloads at full size; the small workloads keep their quick
 sizes there, so that the whole matrix fits in half an hour). A workload

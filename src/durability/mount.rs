@@ -8,11 +8,15 @@
 //!
 //! The kept mounts are learned once, when a process starts, from the paths
 //! of the two variables (`protocol::KEEP`, `protocol::ONLY`), into a
-//! [`Scope`] of fixed size. The rule leans to durability wherever it is
-//! unsure: a file whose mount cannot be told, a `KEEP` entry that names no
-//! mount or one past [`MOUNTS_MAX`], make the sync reach the disk. The
-//! worst that costs is a flush; the other way would lose data the user
+//! [`Scope`] of fixed size, by one reading ([`Scope::learn`]). The rule
+//! leans to durability wherever it is unsure: a file whose mount cannot be
+//! told makes its sync reach the disk, and an entry of either list that
+//! cannot be read (`protocol::Unread`: relative, empty, naming no mount,
+//! one past [`MOUNTS_MAX`]) keeps every sync, and is named for the user.
+//! The worst that costs is a flush; the other way would lose data the user
 //! asked to keep.
+
+use crate::protocol::{BadEntry, List, Unread, Unreadable, read_paths};
 
 /// Where a file is: its mount, where the kernel names one (`statx`'s
 /// `stx_mnt_id`, Linux 5.8, unique from 6.8; `fdinfo`'s `mnt_id`), and
@@ -48,8 +52,8 @@ pub struct Scope {
     keep_len: usize,
     only: [Mount; MOUNTS_MAX],
     only_len: usize,
-    /// A `KEEP` entry named no mount that could be learned: keep every sync.
-    keep_unknown: bool,
+    /// A list could not be read: keep every sync.
+    keep_all: bool,
     /// `ONLY` was given: eat on its mounts alone.
     only_given: bool,
 }
@@ -84,37 +88,61 @@ impl Scope {
         keep_len: 0,
         only: [NO_MOUNT; MOUNTS_MAX],
         only_len: 0,
-        keep_unknown: false,
+        keep_all: false,
         only_given: false,
     };
 
-    /// Adds an entry of `KEEP`: the mount it resolved to, or `None` when
-    /// it resolved to none.
-    pub fn keep(&mut self, mount: Option<Mount>) {
-        match (mount, self.keep.get_mut(self.keep_len)) {
-            (Some(mount), Some(slot)) => {
-                *slot = mount;
-                self.keep_len += 1;
-            }
-            _ => self.keep_unknown = true,
+    /// A list could not be read: every sync is kept.
+    pub const NONE: Scope = Scope {
+        keep_all: true,
+        ..Scope::ALL
+    };
+
+    /// The one reading of the values of `KEEP` and `ONLY` (empty: not
+    /// given), `mount_of` finding the mount that holds each path (`None`:
+    /// none). Either list with an entry that cannot be read gives
+    /// [`Scope::NONE`] and that entry: the form of both is judged before
+    /// any path is looked up.
+    pub fn learn<'a>(
+        keep: &'a [u8],
+        only: &'a [u8],
+        mount_of: impl FnMut(&[u8]) -> Option<Mount>,
+    ) -> (Scope, Option<Unreadable<'a>>) {
+        let read = match (read_paths(keep), read_paths(only)) {
+            (Err(bad), _) => Err(Unreadable {
+                list: List::Keep,
+                bad,
+            }),
+            (_, Err(bad)) => Err(Unreadable {
+                list: List::Only,
+                bad,
+            }),
+            (Ok(kept), Ok(eaten)) => Scope::resolved(kept, eaten, !only.is_empty(), mount_of),
+        };
+        match read {
+            Ok(scope) => (scope, None),
+            Err(unreadable) => (Scope::NONE, Some(unreadable)),
         }
     }
 
-    /// Adds an entry of `ONLY`: the mount it resolved to, or `None`
-    /// (which eats nothing more). Past [`MOUNTS_MAX`], an entry is left
-    /// out: fewer mounts are eaten.
-    pub fn only(&mut self, mount: Option<Mount>) {
-        self.only_given = true;
-        if let (Some(mount), Some(slot)) = (mount, self.only.get_mut(self.only_len)) {
-            *slot = mount;
-            self.only_len += 1;
-        }
+    /// [`Scope::learn`]'s lists, read, resolved by `mount_of`.
+    fn resolved<'a>(
+        kept: impl Iterator<Item = &'a [u8]>,
+        eaten: impl Iterator<Item = &'a [u8]>,
+        only_given: bool,
+        mut mount_of: impl FnMut(&[u8]) -> Option<Mount>,
+    ) -> Result<Scope, Unreadable<'a>> {
+        let mut scope = Scope::ALL;
+        scope.keep_len = resolve(List::Keep, kept, &mut scope.keep, &mut mount_of)?;
+        scope.only_len = resolve(List::Only, eaten, &mut scope.only, &mut mount_of)?;
+        scope.only_given = only_given;
+        Ok(scope)
     }
 
     /// Whether any variable scopes the eating: if not, every sync is eaten
     /// without asking where.
     pub fn scoped(&self) -> bool {
-        self.keep_unknown || self.keep_len > 0 || self.only_given
+        self.keep_all || self.keep_len > 0 || self.only_given
     }
 
     /// The mounts kept by name (`KEEP`'s).
@@ -136,7 +164,7 @@ impl Scope {
         let Some(at) = at else {
             return false;
         };
-        if self.keep_unknown || self.kept().iter().any(|kept| kept.same(at)) {
+        if self.keep_all || self.kept().iter().any(|kept| kept.same(at)) {
             return false;
         }
         !self.only_given || self.eaten_by_name().iter().any(|eaten| eaten.same(at))
@@ -144,17 +172,41 @@ impl Scope {
 
     /// What `sync(2)`, which names no file system, becomes: eaten
     /// unscoped; with `ONLY` (every mount it does not name is kept) or a
-    /// `KEEP` entry not learned, the real one; else a `syncfs` of each
-    /// kept mount.
+    /// list not read, the real one; else a `syncfs` of each kept mount.
     pub fn whole_sync(&self) -> WholeSync {
         if !self.scoped() {
             WholeSync::Eat
-        } else if self.only_given || self.keep_unknown {
+        } else if self.only_given || self.keep_all {
             WholeSync::Real
         } else {
             WholeSync::KeptOnly
         }
     }
+}
+
+/// The mounts of `list`'s `entries` into `into`, by `mount_of`: how many,
+/// or the first entry that names none or is one too many.
+fn resolve<'a>(
+    list: List,
+    entries: impl Iterator<Item = &'a [u8]>,
+    into: &mut [Mount; MOUNTS_MAX],
+    mount_of: &mut impl FnMut(&[u8]) -> Option<Mount>,
+) -> Result<usize, Unreadable<'a>> {
+    let mut len = 0;
+    for entry in entries {
+        let why = match (mount_of(entry), into.get_mut(len)) {
+            (Some(mount), Some(slot)) => {
+                *slot = mount;
+                len += 1;
+                continue;
+            }
+            (None, _) => Unread::NoMount,
+            (Some(_), None) => Unread::TooMany,
+        };
+        let bad = BadEntry { entry, why };
+        return Err(Unreadable { list, bad });
+    }
+    Ok(len)
 }
 
 #[cfg(test)]
@@ -169,9 +221,32 @@ mod tests {
         Some(Mount { id: None, dev })
     }
 
+    /// A table of mounts by path: `/mN` is mount N on device (7, N), any
+    /// other path none.
+    fn table(path: &[u8]) -> Option<Mount> {
+        let n: u32 = core::str::from_utf8(path.strip_prefix(b"/m")?)
+            .ok()?
+            .parse()
+            .ok()?;
+        at(n.into(), (7, n))
+    }
+
+    fn learn<'a>(keep: &'a str, only: &'a str) -> (Scope, Option<Unreadable<'a>>) {
+        Scope::learn(keep.as_bytes(), only.as_bytes(), table)
+    }
+
+    fn unread(list: List, entry: &str, why: Unread) -> Option<Unreadable<'_>> {
+        let entry = entry.as_bytes();
+        Some(Unreadable {
+            list,
+            bad: BadEntry { entry, why },
+        })
+    }
+
     #[test]
     fn unscoped_everything_is_eaten() {
-        let scope = Scope::ALL;
+        let (scope, unread) = learn("", "");
+        assert_eq!((scope, unread), (Scope::ALL, None));
         assert!(!scope.scoped());
         assert!(scope.eats(at(1, (8, 1))) && scope.eats(None));
         assert_eq!(scope.whole_sync(), WholeSync::Eat);
@@ -179,64 +254,84 @@ mod tests {
 
     #[test]
     fn keep_keeps_its_mounts_and_eats_the_rest() {
-        let mut scope = Scope::ALL;
-        scope.keep(at(40, (7, 1)));
+        let (scope, unread) = learn("/m40", "");
+        assert_eq!(unread, None);
         assert!(scope.scoped());
-        assert!(!scope.eats(at(40, (7, 1))), "the kept mount");
-        assert!(scope.eats(at(41, (7, 2))), "another mount");
+        assert!(!scope.eats(at(40, (7, 40))), "the kept mount");
+        assert!(scope.eats(at(41, (7, 41))), "another mount");
         // A bind mount of the kept file system is another mount by id...
-        assert!(scope.eats(at(42, (7, 1))));
+        assert!(scope.eats(at(42, (7, 40))));
         // ...but one by device where the id is not known (a mapping).
-        assert!(!scope.eats(by_dev((7, 1))));
+        assert!(!scope.eats(by_dev((7, 40))));
         assert!(scope.eats(by_dev((7, 2))));
         assert!(!scope.eats(None), "unsure is kept");
         assert_eq!(scope.whole_sync(), WholeSync::KeptOnly);
-        assert_eq!(scope.kept(), [at(40, (7, 1)).unwrap()]);
+        assert_eq!(scope.kept(), [at(40, (7, 40)).unwrap()]);
     }
 
     #[test]
-    fn a_keep_entry_that_names_no_mount_keeps_everything() {
-        let mut scope = Scope::ALL;
-        scope.keep(at(40, (7, 1)));
-        scope.keep(None);
-        assert!(!scope.eats(at(41, (7, 2))));
-        assert_eq!(scope.whole_sync(), WholeSync::Real);
-        let mut full = Scope::ALL;
-        for id in 0..MOUNTS_MAX as u64 {
-            full.keep(at(id, (7, id as u32)));
+    fn an_entry_that_cannot_be_read_keeps_everything_and_is_named() {
+        let cases = [
+            ("data", "", unread(List::Keep, "data", Unread::Relative)),
+            (
+                "/m1:/data:",
+                "",
+                unread(List::Keep, "/m1:/data:", Unread::Unparsable),
+            ),
+            (
+                "/m1:/gone",
+                "",
+                unread(List::Keep, "/gone", Unread::NoMount),
+            ),
+            // The form of both lists is judged before any path is looked up.
+            ("/gone", "rel", unread(List::Only, "rel", Unread::Relative)),
+            (
+                "/m1",
+                "/m2::",
+                unread(List::Only, "/m2::", Unread::Unparsable),
+            ),
+            (
+                "/m1",
+                "/m2:/gone",
+                unread(List::Only, "/gone", Unread::NoMount),
+            ),
+        ];
+        for (keep, only, named) in cases {
+            let (scope, unread) = learn(keep, only);
+            assert_eq!(unread, named, "{keep} {only}");
+            assert_eq!(scope, Scope::NONE);
+            for mount in [at(1, (7, 1)), at(2, (7, 2)), at(9, (8, 0)), None] {
+                assert!(!scope.eats(mount), "{keep} {only}: {mount:?}");
+            }
+            assert_eq!(scope.whole_sync(), WholeSync::Real);
         }
-        assert!(full.eats(at(99, (8, 0))));
-        full.keep(at(99, (8, 0)));
-        assert!(!full.eats(at(100, (8, 1))), "one past the table");
+        let most: Vec<String> = (0..=MOUNTS_MAX).map(|n| format!("/m{n}")).collect();
+        let most = most.join(":");
+        let (scope, unread) = learn(&most, "");
+        let last = format!("/m{MOUNTS_MAX}");
+        assert_eq!(unread, self::unread(List::Keep, &last, Unread::TooMany));
+        assert!(!scope.eats(at(99, (8, 0))), "one past the table");
+        let (scope, unread) = learn("", &most);
+        assert_eq!(unread, self::unread(List::Only, &last, Unread::TooMany));
+        assert!(!scope.eats(at(0, (7, 0))));
     }
 
     #[test]
     fn only_eats_on_its_mounts_alone() {
-        let mut scope = Scope::ALL;
-        scope.only(at(40, (7, 1)));
-        assert!(scope.eats(at(40, (7, 1))));
-        assert!(!scope.eats(at(41, (7, 2))));
+        let (scope, unread) = learn("", "/m40");
+        assert_eq!(unread, None);
+        assert!(scope.eats(at(40, (7, 40))));
+        assert!(!scope.eats(at(41, (7, 41))));
         assert!(!scope.eats(None));
         assert_eq!(scope.whole_sync(), WholeSync::Real);
-        let mut none = Scope::ALL;
-        none.only(None);
-        assert!(none.scoped() && !none.eats(at(40, (7, 1))), "names nothing");
-        let mut full = Scope::ALL;
-        for id in 0..=MOUNTS_MAX as u64 {
-            full.only(at(id, (7, 0)));
-        }
-        assert!(full.eats(at(0, (7, 0))));
-        assert!(!full.eats(at(MOUNTS_MAX as u64, (7, 0))), "left out");
     }
 
     #[test]
     fn keep_wins_over_only() {
-        let mut scope = Scope::ALL;
-        scope.only(at(40, (7, 1)));
-        scope.only(at(41, (7, 2)));
-        scope.keep(at(41, (7, 2)));
-        assert!(scope.eats(at(40, (7, 1))));
-        assert!(!scope.eats(at(41, (7, 2))));
-        assert!(!scope.eats(at(42, (7, 3))));
+        let (scope, unread) = learn("/m41", "/m40:/m41");
+        assert_eq!(unread, None);
+        assert!(scope.eats(at(40, (7, 40))));
+        assert!(!scope.eats(at(41, (7, 41))));
+        assert!(!scope.eats(at(42, (7, 42))));
     }
 }

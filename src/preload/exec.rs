@@ -196,7 +196,7 @@ fn decide(
     }
     let place = exec::place(image, context);
     if let Place::Out(why) = place {
-        let route = route.map(|route| (route, args.0.len() + entries.0.len()));
+        let route = route.map(|route| (route, args.0.len()));
         filter_for(&entries, ours, program, (search, route), why);
     }
     let (head, rest) = room.preload.split_at_mut(PRELOAD.len());
@@ -277,7 +277,7 @@ fn here(ours: &CStr) -> bool {
 
 /// What `read` tells of the program (`image::of`, `image::raises`),
 /// found as the exec call finds it: `PATH` searched for a name without a
-/// slash (the first candidate `read` tells of).
+/// slash, where libc's search stops ([`in_path`]).
 fn found<T>(
     program: (c_int, &CStr, c_int),
     search: bool,
@@ -302,8 +302,35 @@ fn found_in<T>(
     let Some(folders) = folders.filter(|_| searched(path)) else {
         return read(dirfd, path, flags);
     };
-    let name = path.to_bytes();
-    folders.split(|&b| b == b':').find_map(|folder| {
+    let found = in_path(path.to_bytes(), folders, candidate)?;
+    read(libc::AT_FDCWD, found, 0)
+}
+
+/// Errors of `execve` on which libc's `PATH` search (glibc's `execvpe`
+/// and `posix_spawnp`, musl's `execvp`) goes on to the next folder: the
+/// file is missing, or not one this process may execute.
+const PASSED_OVER: [c_int; 6] = [
+    libc::EACCES,
+    libc::ENOENT,
+    libc::ESTALE,
+    libc::ENOTDIR,
+    libc::ENODEV,
+    libc::ETIMEDOUT,
+];
+
+/// The file an exec call that searches `folders` (a `PATH`) runs for
+/// `name`, written into `candidate`: the first the kernel would execute
+/// for this process, where libc's search stops, whether or not this
+/// process may read it (an execute-only program is the one that runs).
+/// `None` where the search fails: nothing found, or an error that ends
+/// libc's search too (a loop of links, a name too long).
+fn in_path<'a>(
+    name: &[u8],
+    folders: &[u8],
+    candidate: &'a mut [u8; PATH_ROOM],
+) -> Option<&'a CStr> {
+    let mut stop = None;
+    for folder in folders.split(|&b| b == b':') {
         let folder = if folder.is_empty() {
             b"." as &[u8]
         } else {
@@ -315,8 +342,16 @@ fn found_in<T>(
         *room.get_mut(folder.len())? = b'/';
         room.get_mut(folder.len() + 1..end)?.copy_from_slice(name);
         *room.get_mut(end)? = 0;
-        read(libc::AT_FDCWD, CStr::from_bytes_with_nul(room).ok()?, 0)
-    })
+        match image::executable(CStr::from_bytes_with_nul(room).ok()?) {
+            Ok(()) => {
+                stop = Some(end);
+                break;
+            }
+            Err(error) if PASSED_OVER.contains(&error) => continue,
+            Err(_) => return None,
+        }
+    }
+    CStr::from_bytes_with_nul(candidate.get(..=stop?)?).ok()
 }
 
 /// Whether an exec call that searches `PATH` searches it for `name`:
@@ -333,7 +368,7 @@ fn searched(name: &CStr) -> bool {
 /// back); said on stderr when asked so. `ldd` runs nothing: none. A
 /// `posix_spawn` child (`route` given) gets it through the trampoline
 /// (`spawn.rs`), which says so itself, given with the count of its
-/// arguments and environment entries; `ours` is the library's name.
+/// arguments; `ours` is the library's name.
 fn filter_for(
     entries: &Entries,
     ours: &CStr,
@@ -358,7 +393,7 @@ fn filter_for(
         Some((route, entries)) => {
             let searches = search && searched(program.1);
             let found =
-                searches && found_in(program, Some(path()), image::of, &mut route.path).is_some();
+                searches && in_path(program.1.to_bytes(), path(), &mut route.path).is_some();
             match searches && !found {
                 true => NOT_FOUND,
                 false => {

@@ -17,6 +17,7 @@ use core::ffi::{CStr, c_int, c_long};
 use crate::durability::exec::{Image, Loader};
 use crate::durability::machine;
 use crate::durability::sanitizer::is_sanitizer;
+use crate::errno;
 use crate::kernel::{close_own, raw};
 
 /// `#!` lines followed, as the kernel's own limit.
@@ -127,6 +128,58 @@ fn fd_path(fd: c_int, room: &mut [u8; 32]) -> Option<&CStr> {
     }
     *room.get_mut(prefix.len() + count)? = 0;
     CStr::from_bytes_until_nul(room).ok()
+}
+
+/// Whether the kernel would execute the file at `path` for this process
+/// (its effective ids): a regular file with an execute bit it may use, on
+/// a mount that allows it; `Err` with the errno `execve` fails with when
+/// not (`EACCES` for a folder or any other kind of file). errno is kept.
+pub fn executable(path: &CStr) -> Result<(), c_int> {
+    let saved = errno::get();
+    let answer = match access(path, libc::X_OK) {
+        0 => match kind(path) {
+            Some(libc::S_IFREG) => Ok(()),
+            Some(_) => Err(libc::EACCES),
+            None => Err(errno::get()),
+        },
+        _ => Err(errno::get()),
+    };
+    errno::set(saved);
+    answer
+}
+
+/// `faccessat2(AT_FDCWD, path, mode, AT_EACCESS)`, by the effective ids
+/// as `execve` checks; `faccessat`, by the real ones, on a kernel without
+/// it.
+fn access(path: &CStr, mode: c_int) -> c_long {
+    let ask = |number: c_long, flags: c_long| {
+        let at = libc::AT_FDCWD.into();
+        raw(
+            number,
+            [at, path.as_ptr() as c_long, mode.into(), flags, 0, 0],
+        )
+    };
+    match ask(libc::SYS_faccessat2, libc::AT_EACCESS.into()) {
+        -1 if errno::get() == libc::ENOSYS => ask(libc::SYS_faccessat, 0),
+        answer => answer,
+    }
+}
+
+/// The kind of file at `path` (`S_IFMT` of its mode), links followed.
+fn kind(path: &CStr) -> Option<u32> {
+    // SAFETY: statx is plain data, all zeroes a valid value.
+    let mut stat: libc::statx = unsafe { core::mem::zeroed() };
+    let at = libc::AT_FDCWD.into();
+    let mask = libc::STATX_TYPE.into();
+    let args = [
+        at,
+        path.as_ptr() as c_long,
+        0,
+        mask,
+        (&raw mut stat) as c_long,
+        0,
+    ];
+    (raw(libc::SYS_statx, args) == 0).then_some(u32::from(stat.stx_mode) & libc::S_IFMT)
 }
 
 /// What the program at `path` (relative to `dirfd`, looked up with

@@ -25,24 +25,32 @@ use crate::durability::mount::{Mount, Scope, WholeSync};
 use crate::errno;
 use crate::kernel::{close_own, open_own, raw};
 use crate::maps::{self, Mapping};
-use crate::protocol::{self, mount_path_ok, parse_paths};
+use crate::protocol::{self, BadEntry, List, Unread, Unreadable, mount_path_ok, read_paths};
 use crate::{policy, statx};
 
 /// The most bytes of kept paths kept for `sync()`, NULs included.
 const PATHS_MAX: usize = 4096;
 
-/// What was learned: the scope, and the kept paths, NUL after each.
+/// What was learned: the scope, the kept paths, NUL after each, and the
+/// entry of a list that could not be read, if any (for the report).
 struct Learned {
     scope: Scope,
     paths: [u8; PATHS_MAX],
     /// Whether every kept path fit in `paths`.
     paths_whole: bool,
+    /// The list that could not be read and why, its entry in `entry`.
+    unread: Option<(List, Unread)>,
+    entry: [u8; protocol::UNREAD_MAX],
+    entry_len: usize,
 }
 
 const NOTHING: Learned = Learned {
     scope: Scope::ALL,
     paths: [0; PATHS_MAX],
     paths_whole: true,
+    unread: None,
+    entry: [0; protocol::UNREAD_MAX],
+    entry_len: 0,
 };
 
 /// The table, written once by the thread that moved [`STATE`] from
@@ -83,36 +91,51 @@ fn mount_of_entry(entry: &[u8], buffer: &mut [u8; PATHS_MAX]) -> Option<Mount> {
     statx_mount(libc::AT_FDCWD, path.as_ptr(), 0)
 }
 
-/// Learns the scope from the variables into `into`.
+/// Learns the scope from the variables into `into`, by the one reading
+/// both products share (`Scope::learn`).
 fn learn(into: &mut Learned) {
     let mut buffer = [0u8; PATHS_MAX];
+    let value = |name| policy::variable(name).map(CStr::to_bytes);
+    let keep = value(protocol::KEEP).unwrap_or_default();
+    let only = value(protocol::ONLY).unwrap_or_default();
+    let (scope, unread) = Scope::learn(keep, only, |entry| mount_of_entry(entry, &mut buffer));
+    into.scope = scope;
+    if let Some(Unreadable { list, bad }) = unread {
+        into.unread = Some((list, bad.why));
+        let len = bad.entry.len().min(into.entry.len());
+        if let (Some(to), Some(from)) = (into.entry.get_mut(..len), bad.entry.get(..len)) {
+            to.copy_from_slice(from);
+            into.entry_len = len;
+        }
+        return;
+    }
     let mut used = 0;
-    if let Some(value) = policy::variable(protocol::KEEP) {
-        for entry in parse_paths(value.to_bytes()) {
-            let mount = mount_of_entry(entry, &mut buffer);
-            into.scope.keep(mount);
-            if mount.is_none() {
-                continue;
-            }
-            match into.paths.get_mut(used..used + entry.len() + 1) {
-                Some(slot) => {
-                    if let Some(room) = slot.get_mut(..entry.len()) {
-                        room.copy_from_slice(entry);
-                    }
-                    used += entry.len() + 1;
+    for entry in read_paths(keep).into_iter().flatten() {
+        match into.paths.get_mut(used..used + entry.len() + 1) {
+            Some(slot) => {
+                if let Some(room) = slot.get_mut(..entry.len()) {
+                    room.copy_from_slice(entry);
                 }
-                None => into.paths_whole = false,
+                used += entry.len() + 1;
             }
+            None => into.paths_whole = false,
         }
     }
-    let only = policy::variable(protocol::ONLY).filter(|value| !value.is_empty());
-    if let Some(value) = only {
-        for entry in parse_paths(value.to_bytes()) {
-            into.scope.only(mount_of_entry(entry, &mut buffer));
-        }
-        // Set, even to nothing but colons: eat on no mount.
-        into.scope.only(None);
+}
+
+/// Calls `each` with the list this process could not read, if any (it
+/// keeps every sync), for its report line.
+pub fn unread(each: impl FnOnce(Option<Unreadable>)) {
+    if !policy::switches().scoped() {
+        return each(None);
     }
+    with_learned(|learned| {
+        let entry = learned.entry.get(..learned.entry_len).unwrap_or_default();
+        each(learned.unread.map(|(list, why)| Unreadable {
+            list,
+            bad: BadEntry { entry, why },
+        }))
+    })
 }
 
 /// Calls `f` with what this process learned, learning it first if need be.

@@ -27,6 +27,7 @@ use core::ffi::{c_char, c_int};
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::flush;
+use crate::keep;
 use crate::kernel::{append_own, raw};
 use crate::place::{self, Place};
 use crate::policy;
@@ -225,7 +226,11 @@ pub extern "C" fn eatmydata_report_at_exit() {
     let pid = raw(libc::SYS_getpid, [0; 6]);
     let mut line = [0; protocol::REPORT_LINE_MAX];
     let (skipped, kept) = (SKIPPED.now(), KEPT.now());
-    let len = protocol::write_report(&mut line, pid as u64, name, &counts, &skipped, &kept);
+    let mut len = 0;
+    keep::unread(|unread| {
+        let flushes = (&skipped, &kept);
+        len = protocol::write_report(&mut line, pid as u64, name, &counts, flushes, unread);
+    });
     append_own(path, line.get(..len).unwrap_or_default());
 }
 

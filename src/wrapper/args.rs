@@ -102,6 +102,8 @@ build's syncs and keeps the database's. A static or Go program gets them
 from the seccomp supervisor, or, where it cannot run, no filter at all
 (said on stderr); sync() becomes a syncfs of each kept mount. See
 docs/sync-at-exit.md.
+An entry of EATMYDATA_KEEP or EATMYDATA_ONLY that is relative, empty (a
+stray ':') or names no mount keeps every sync: -v and --report say which.
 
 --sync-at-exit is for a command whose own processes write what must last:
 a script that starts a database server, loads a dump and stops it; apt; a

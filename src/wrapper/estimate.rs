@@ -1,8 +1,9 @@
 //! The end of `--report`: what the skipped flushes would have cost, on each
 //! file system where some were skipped, as an estimate. Once the command
-//! has ended, a few rounds of real flushes are timed there (`timing.rs`),
-//! and the middle half of what they took, times the flushes skipped there,
-//! is the time saved, said as a range:
+//! has ended, a few rounds of real flushes are timed there (`timing.rs`:
+//! a rewritten page fdatasynced in a folder there, or the disk's own flush
+//! where no folder is ours), and the middle half of what they took, times
+//! the flushes skipped there, is the time saved, said as a range:
 //!
 //! ```text
 //! eatmydata: skipped 7,478 flushes on /srv (ext4 on vda); a flush there takes about 0.9 to 1.6 ms now: about 6.7 to 12 s saved
@@ -10,11 +11,13 @@
 //!
 //! A range, not a point: on a busy machine one flush takes ten times
 //! another a second later, and a point taken twice would say two things.
-//! A program's own flush carries what it wrote since its last one and its
-//! journal commit, more or less than the scratch file's page: the line
-//! says "about", and the note under it how the figure was made. Where no
-//! scratch file can be written (read-only, full, not ours), the count is
-//! said without an estimate.
+//! A program's own flush carries what it wrote since its last one, and a
+//! journal commit when it grew a file: each skipped sync is counted at one
+//! flush, what a database's log rewritten in place costs (checked on a
+//! device whose flushes take a known time, tests/integration/report/
+//! latency.rs). The line says "about", and the note under it how the
+//! figure was made. Where no flush can be timed (no folder of ours and no
+//! block device mounted here), the count is said without an estimate.
 
 mod timing;
 
@@ -83,10 +86,26 @@ fn time_with(flushes: &Flushes, mount_points: bool) -> Vec<Timed> {
         .map(|(&device, &count)| Timed {
             count,
             place: Place::of(&mounts, device),
-            flush: timing::time_flushes(&timing::folders(&mounts, device, mount_points))
+            flush: time_on(&mounts, device, mount_points)
                 .and_then(|samples| timing::spread(&samples).ok_or(timing::Untimed::NoFolder)),
         })
         .collect()
+}
+
+/// Flushes timed in a folder of `device`'s file system; where none is
+/// ours, on its block device when it is mounted here (the disk a
+/// container's writes went to, without a folder of ours on it).
+fn time_on(
+    mounts: &[Mount],
+    device: Device,
+    mount_points: bool,
+) -> Result<Vec<Duration>, timing::Untimed> {
+    match timing::time_flushes(&timing::folders(mounts, device, mount_points)) {
+        Err(timing::Untimed::NoFolder) => {
+            timing::time_device(device, mounts::find(mounts, device).is_some())
+        }
+        timed => timed,
+    }
 }
 
 /// How `device` is named where this process is: `/mnt (ext4 on loop3)`,
@@ -98,7 +117,7 @@ pub fn name(mounts: &[Mount], device: Device) -> Option<String> {
 /// The note under an estimate: how it was made.
 pub fn how() -> String {
     format!(
-        "An estimate: up to {} flushes timed on each file system just now, in {} rounds, at the cost of one flush each (a {} KiB page of a scratch file appended and fsynced, or rewritten and fdatasynced), less the time the timing waited for a CPU; the middle half of them, times the count, is the range; a program's own flush may carry more or less, and the machine's load changes.",
+        "An estimate: up to {} flushes timed on each file system just now, in {} rounds, at the cost of one flush each (a {} KiB page of a scratch file rewritten and fdatasynced, or where no folder there is ours, the disk's own flush), less the time the timing waited for a CPU; their mean less the slowest eighth, and the middle half of them, times the count, are the figure and the range. Each skipped sync is counted at one flush: one that grew a file also cost a journal commit, about one flush more, and the machine's load changes.",
         timing::SAMPLES,
         timing::ROUNDS,
         timing::SIZE / 1024,

@@ -2,7 +2,9 @@
 //! checked before anything runs, the values of `EATMYDATA_KEEP` and
 //! `EATMYDATA_ONLY` the command is given (`protocol.rs` defines their
 //! format), and the [`Scope`] the seccomp supervisor applies for programs
-//! the library cannot reach, resolved as the library resolves it.
+//! the library cannot reach, read by the library's own reading
+//! (`Scope::learn`): a list with an entry that cannot be read keeps every
+//! sync, and [`said`] tells which entry and why.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -10,7 +12,7 @@ use std::path::PathBuf;
 
 use crate::durability::mount::{Mount, Scope};
 use crate::error::Error;
-use crate::protocol::{self, mount_path_ok, parse_paths};
+use crate::protocol::{self, BadEntry, Unreadable, mount_path_ok};
 
 /// `STATX_MNT_ID` (Linux 5.8): `stx_mnt_id` is filled.
 const STATX_MNT_ID: u32 = 0x1000;
@@ -43,19 +45,40 @@ pub fn resolve(option: &str, paths: &[OsString]) -> Result<Vec<PathBuf>, Error> 
 }
 
 /// The value of a variable holding `inherited`'s entries (if any) and then
-/// `paths`, in the format `protocol::write_paths` makes.
+/// `paths`. The inherited value is passed on as it was, whatever it holds:
+/// an entry in it that cannot be read is read so again, by the library
+/// and the supervisor alike, and keeps every sync.
 pub fn value(inherited: Option<&OsStr>, paths: &[PathBuf]) -> OsString {
-    let inherited = inherited.map(OsStr::as_bytes).unwrap_or_default();
-    let mut entries: Vec<&[u8]> = parse_paths(inherited).collect();
-    entries.extend(paths.iter().map(|path| path.as_os_str().as_bytes()));
-    // An inherited entry the format cannot hold again is passed on as it
-    // was: the library judges it, as it would have.
-    let mut out = vec![0; protocol::paths_len(&entries)];
-    match protocol::write_paths(&mut out, &entries) {
-        Some(len) => out.truncate(len),
-        None => out = entries.join(&protocol::PATH_SEPARATOR),
+    let inherited = inherited.map(OsStr::as_bytes).filter(|v| !v.is_empty());
+    let ours: Vec<&[u8]> = paths
+        .iter()
+        .map(|path| path.as_os_str().as_bytes())
+        .collect();
+    let mut out = vec![0; protocol::paths_len(&ours)];
+    // `resolve` let no path through that the format cannot hold.
+    let len = protocol::write_paths(&mut out, &ours).unwrap_or_default();
+    out.truncate(len);
+    match (inherited, out.is_empty()) {
+        (Some(inherited), true) => OsString::from_vec(inherited.to_vec()),
+        (Some(inherited), false) => OsString::from_vec([inherited, b":", &out].concat()),
+        (None, _) => OsString::from_vec(out),
     }
-    OsString::from_vec(out)
+}
+
+/// What a user reads of a list that could not be read, `source` naming
+/// where it came from (`EATMYDATA_KEEP`, the annotation): which entry,
+/// why, and what that means.
+pub fn said(source: &str, bad: BadEntry) -> String {
+    format!(
+        "{source} entry {:?} {}: every sync is kept",
+        String::from_utf8_lossy(bad.entry),
+        bad.why.words()
+    )
+}
+
+/// [`said`] of a list one of the variables holds.
+pub fn said_of(unread: Unreadable) -> String {
+    said(unread.list.variable(), unread.bad)
 }
 
 /// The mount that holds `entry`, as the library finds it (`keep.rs` in
@@ -78,20 +101,13 @@ fn mount_of(entry: &[u8]) -> Option<Mount> {
 
 /// The scope the values of `EATMYDATA_KEEP` and `EATMYDATA_ONLY` the
 /// command runs with make, resolved here, in the program's mount
-/// namespace (a program that makes one of its own is judged by ours).
-pub fn scope(keep: Option<&OsStr>, only: Option<&OsStr>) -> Scope {
-    let mut scope = Scope::ALL;
+/// namespace (a program that makes one of its own is judged by ours); and
+/// when one could not be read, what a user reads of it ([`said`]).
+pub fn scope(keep: Option<&OsStr>, only: Option<&OsStr>) -> (Scope, Option<String>) {
     let keep = keep.map(OsStr::as_bytes).unwrap_or_default();
-    for entry in parse_paths(keep) {
-        scope.keep(mount_of(entry));
-    }
-    if let Some(only) = only.map(OsStr::as_bytes).filter(|value| !value.is_empty()) {
-        for entry in parse_paths(only) {
-            scope.only(mount_of(entry));
-        }
-        scope.only(None);
-    }
-    scope
+    let only = only.map(OsStr::as_bytes).unwrap_or_default();
+    let (scope, unread) = Scope::learn(keep, only, mount_of);
+    (scope, unread.map(said_of))
 }
 
 #[cfg(test)]
@@ -120,22 +136,44 @@ mod tests {
     fn values_add_to_what_was_inherited() {
         let paths = [PathBuf::from("/b"), PathBuf::from("/c")];
         assert_eq!(value(None, &paths), "/b:/c");
-        assert_eq!(value(Some(OsStr::new("/a:")), &paths), "/a:/b:/c");
+        assert_eq!(value(Some(OsStr::new("")), &paths), "/b:/c");
+        assert_eq!(value(Some(OsStr::new("/a")), &paths), "/a:/b:/c");
+        // What cannot be read stays so: it keeps every sync.
+        assert_eq!(value(Some(OsStr::new("/a:")), &paths), "/a::/b:/c");
         assert_eq!(value(Some(OsStr::new("rel")), &paths), "rel:/b:/c");
-        assert_eq!(value(Some(OsStr::new("/a")), &[]), "/a");
+        assert_eq!(value(Some(OsStr::new("/a:")), &[]), "/a:");
     }
 
     #[test]
     fn the_scope_is_the_librarys() {
-        assert!(!scope(None, None).scoped());
+        assert_eq!(scope(None, None), (Scope::ALL, None));
         let root = mount_of(b"/").unwrap();
-        let kept = scope(Some(OsStr::new("/")), None);
+        let (kept, said) = scope(Some(OsStr::new("/")), None);
+        assert_eq!(said, None);
         assert!(!kept.eats(Some(root)));
         let proc_mount = mount_of(b"/proc/self").unwrap();
         assert!(kept.eats(Some(proc_mount)));
-        let only = scope(None, Some(OsStr::new("/proc")));
+        let (only, _) = scope(None, Some(OsStr::new("/proc")));
         assert!(only.eats(Some(proc_mount)) && !only.eats(Some(root)));
-        let gone = scope(Some(OsStr::new("/no/such/place")), None);
-        assert!(!gone.eats(Some(proc_mount)), "unsure is durable");
+        for (keep, only, told) in [
+            (
+                "/no/such/place",
+                "",
+                r#"EATMYDATA_KEEP entry "/no/such/place" names no mount"#,
+            ),
+            ("data", "", r#"EATMYDATA_KEEP entry "data" is relative"#),
+            (
+                "/proc:",
+                "",
+                r#"EATMYDATA_KEEP entry "/proc:" cannot be parsed"#,
+            ),
+            ("/", "proc", r#"EATMYDATA_ONLY entry "proc" is relative"#),
+        ] {
+            let (gone, said) = scope(Some(OsStr::new(keep)), Some(OsStr::new(only)));
+            assert_eq!(gone, Scope::NONE, "unsure is durable");
+            let said = said.unwrap();
+            assert!(said.starts_with(told), "{said}");
+            assert!(said.ends_with(": every sync is kept"), "{said}");
+        }
     }
 }

@@ -148,45 +148,31 @@ fn launch(invocation: Invocation) -> Result<std::ffi::c_int, Error> {
     execute(plan::plan(invocation, found)?)
 }
 
-/// Runs a container client with the runtime selected, or as asked with a
-/// note: never preloaded or filtered, which would reach the client alone.
+/// Runs a container client with the way in chosen (the runtime, or a
+/// profile sent with the request), or as asked with a note: never
+/// preloaded or filtered, which would reach the client alone.
 fn container_client(invocation: &Invocation, call: &client::container::Call) -> Error {
-    use client::container::{self, Client, Facts, Verb};
+    use client::container;
     let program = match search::resolve(&invocation.command) {
         Ok(program) => program,
         Err(error) => return error,
     };
-    let mut facts = Facts::default();
-    let asks = matches!(
-        call.verb,
-        Verb::Start { runtime: None, .. } | Verb::Build { .. } | Verb::Compose
-    );
-    if asks {
-        facts.runtime = container::runtime_path();
-        let docker = match call.client {
-            Client::Docker => Some((program.clone(), call.globals.as_slice())),
-            // docker-compose reaches the daemon docker reaches.
-            Client::Compose("docker") => search::resolve(std::ffi::OsStr::new("docker"))
-                .ok()
-                .map(|docker| (docker, &[][..])),
-            _ => None,
-        };
-        if let Some((docker, globals)) = docker {
-            facts.docker = container::docker_runtimes(&docker, globals);
-            if matches!(call.verb, Verb::Build { .. }) {
-                let host = std::env::var_os("DOCKER_HOST");
-                if let Some(socket) = container::docker_socket(globals, host.as_deref()) {
-                    facts.buildkit_runc = container::buildkit_runc(&socket);
-                }
-            }
+    let here = container::Here {
+        keep: !invocation.keep.is_empty(),
+        only: !invocation.only.is_empty(),
+    };
+    let facts = container::gather(call, &program, &here);
+    let mut outcome = container::decide(call, &invocation.args, &facts);
+    let mut said = None;
+    if let Some((at, profile)) = &outcome.profile {
+        match container::send(&outcome.args, *at, profile) {
+            Ok((args, line)) => (outcome.args, said) = (args, Some(line)),
+            Err(notice) => outcome.notice = Some(notice),
         }
-        let buildkit = std::env::var_os("DOCKER_BUILDKIT");
-        facts.builder = container::builder(buildkit.as_deref(), facts.docker.buildx);
     }
-    let outcome = container::decide(call, &invocation.args, &facts);
     let silence = std::env::var_os(client::SILENCE);
     let silenced = silence.is_some_and(|v| !protocol::switch_on(v.as_encoded_bytes()));
-    if let Some(notice) = outcome.notice.filter(|_| !silenced) {
+    if let Some(notice) = outcome.notice.or(said).filter(|_| !silenced) {
         eprintln!(
             "eatmydata: {notice} {}=0 silences this note.",
             client::SILENCE
@@ -213,16 +199,20 @@ fn execute(plan: Plan) -> Result<std::ffi::c_int, Error> {
     for notice in &plan.notices {
         eprintln!("eatmydata: {notice}");
     }
+    // The lists read here as the library and the supervisor read them.
+    let (scope, unread) = keep::scope(plan.kept.keep.as_deref(), plan.kept.only.as_deref());
+    if let (Some(said), true) = (&unread, plan.verbose) {
+        eprintln!("eatmydata: {said}");
+    }
     let mut handoff = match plan.seccomp {
         Seccomp::Supervised {
             keep_direct,
             fast_fsync,
             by_mount,
         } => {
-            let scope = if by_mount {
-                keep::scope(plan.kept.keep.as_deref(), plan.kept.only.as_deref())
-            } else {
-                durability::mount::Scope::ALL
+            let scope = match by_mount {
+                true => scope,
+                false => durability::mount::Scope::ALL,
             };
             let handoff = Handoff::new(keep_direct, fast_fsync, scope);
             Some(handoff.map_err(|e| Error::Seccomp(error::plain(&e)))?)
@@ -270,7 +260,7 @@ fn execute(plan: Plan) -> Result<std::ffi::c_int, Error> {
     let seccomp = plan.seccomp != Seccomp::Off;
     if let Some(report) = &report {
         let lines = report.read();
-        eprint!("{}", report::summarize(&lines, seccomp));
+        eprint!("{}", report::summarize(&lines, seccomp, unread.as_deref()));
         eprint!("{}", estimate::tell(&report::flushes(&lines)));
     }
     let verbose = plan.verbose || report.is_some();

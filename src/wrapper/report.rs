@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::estimate;
+use crate::keep;
 use crate::protocol::{self, Counts, Device, SKIPS};
 
 /// The variable that names the report file to the library.
@@ -37,12 +38,20 @@ pub fn flushes(lines: &str) -> Flushes {
 
 /// The table a user reads, from the `lines` the processes appended to the
 /// report file: per program, the processes that reported and what they
-/// skipped; the busiest first, then a total.
-pub fn summarize(lines: &str, seccomp: bool) -> String {
+/// skipped; the busiest first, then a total; and each keep list that could
+/// not be read (so every sync was kept): `own`, the command's reading
+/// (`keep::scope`), then those the lines name.
+pub fn summarize(lines: &str, seccomp: bool, own: Option<&str>) -> String {
     let mut programs: BTreeMap<&str, (u64, Counts)> = BTreeMap::new();
     let mut total: (u64, Counts) = (0, [0; SKIPS.len()]);
     let mut kept = 0u64;
+    let mut unread: Vec<String> = own.into_iter().map(str::to_owned).collect();
     for line in lines.lines().filter_map(protocol::parse_report) {
+        if let Some(said) = line.unread.map(keep::said_of)
+            && !unread.contains(&said)
+        {
+            unread.push(said);
+        }
         let on = line.kept.on().iter().map(|(_, count)| *count);
         kept = on.fold(kept.saturating_add(line.kept.unnamed), u64::saturating_add);
         let entry = programs.entry(line.name).or_default();
@@ -56,6 +65,9 @@ pub fn summarize(lines: &str, seccomp: bool) -> String {
         total.0 += 1;
     }
     let mut out = String::new();
+    for said in unread.iter().take(8) {
+        let _ = writeln!(out, "eatmydata: report: {said}");
+    }
     if total.0 == 0 {
         out.push_str("eatmydata: report: no process under the library reported (none loaded it, or all ended by _exit, exec or a signal)");
         out.push_str(if seccomp {
@@ -145,15 +157,41 @@ mod tests {
 pid=1 name=pg fsync=3 sync=0 range=0 msync=0 open=0 write=0 direct=0 flushes_on=7:3:3 flushes_unnamed=0 kept_on=7:4:100,8:1:2 kept_unnamed=1
 pid=2 name=sh fsync=0 sync=0 range=0 msync=0 open=0 write=0 direct=0
 ";
-        let summary = summarize(lines, false);
+        let summary = summarize(lines, false, None);
         assert!(
             summary.contains(
                 "\n  kept: 103 flushes on the kept mounts (--keep, --only) reached the disk\n"
             ),
             "{summary}"
         );
-        let none = summarize("pid=2 name=sh fsync=1 kept_on= kept_unnamed=0\n", false);
+        let none = summarize(
+            "pid=2 name=sh fsync=1 kept_on= kept_unnamed=0\n",
+            false,
+            None,
+        );
         assert!(!none.contains("kept"), "{none}");
+    }
+
+    #[test]
+    fn a_list_that_could_not_be_read_is_named() {
+        let lines = "\
+pid=1 name=pg fsync=0 kept_on=7:4:100 kept_unnamed=0 unread=keep:relative:data
+pid=2 name=sh fsync=0 kept_on=7:4:1 kept_unnamed=0 unread=keep:relative:data
+pid=3 name=sh fsync=0 kept_on= kept_unnamed=0 unread=only:no-mount:/gone
+";
+        let own = r#"EATMYDATA_KEEP entry "data" is relative: every sync is kept"#;
+        let summary = summarize(lines, false, Some(own));
+        assert!(
+            summary.starts_with(&format!(
+                "eatmydata: report: {own}\neatmydata: report: EATMYDATA_ONLY entry \"/gone\" names no mount: every sync is kept\neatmydata: report: what"
+            )),
+            "{summary}"
+        );
+        let alone = summarize("", true, Some(own));
+        assert!(
+            alone.starts_with(&format!("eatmydata: report: {own}\n")),
+            "{alone}"
+        );
     }
 
     #[test]
@@ -164,7 +202,7 @@ pid=2 name=sqlite3 fsync=4004 sync=0 range=0 msync=0 open=1 write=0 direct=0
 pid=3 name=sqlite3 fsync=4 sync=1 range=0 msync=0 open=0 write=0 direct=2
 garbage
 ";
-        let summary = summarize(lines, false);
+        let summary = summarize(lines, false, None);
         let rows: Vec<&str> = summary.lines().collect();
         assert_eq!(
             rows[0],
@@ -207,7 +245,7 @@ pid=3 name=dpkg fsync=5 sync=0 range=0 msync=0 open=0 write=0 direct=0 flushes_o
     #[test]
     fn no_line_says_the_library_never_ran() {
         assert_eq!(
-            summarize("", true),
+            summarize("", true, None),
             "eatmydata: report: no process under the library reported (none loaded it, or all ended by _exit, exec or a signal); the seccomp filter's answers are not counted\n"
         );
     }

@@ -15,8 +15,12 @@ use crate::common::{Outcome, Run, TempDir, command, library, probe};
 
 /// A child that goes without the library gets the plain filter instead.
 mod filter;
+/// The PATH search that tells which program an execvp or posix_spawnp runs.
+mod path_search;
 /// posix_spawn's children too, through the library's trampoline.
 mod spawn;
+/// What another user sees of such a child: its arguments, not its environment.
+mod unseen;
 
 /// The probe's fsync loop on `file`, ten times.
 fn looping(program: &Path, file: &Path) -> String {

@@ -16,6 +16,7 @@ pub mod flushes; // flush counts judged against a control and a floor, never aga
 pub mod home; // root's homes for tests (EATMYDATA_HOME): each process's, made before main, and a test's own
 mod lock; // one machine-wide lock between sync(2) callers and disk readers
 pub mod mariadb; // a MariaDB server of a test's own, started and stopped around a script
+pub mod pipe; // a full pipe that holds a writer at a known line while the test acts
 mod run; // a program run with or without the library, under strace or not
 pub mod trusted; // folders root trusts, on a disk, wherever the checkout is (shared with unit tests)
 pub use flushes::{Flushes, floor_writing, nosync, nosync_into};

@@ -21,6 +21,7 @@ mod barrier; // one syncfs at the end of each build step, after its last write, 
 mod builds; // Dockerfiles whose RUN steps sync, built by BuildKit, the legacy builder and podman
 mod cases; // what every engine runs: servers, programs, the off switch, beside runc
 mod client; // eatmydata podman run and eatmydata docker run, as typed
+mod client_profile; // eatmydata docker|podman run through the profile: Docker 26 with nothing of ours, 20.10, podman, runsc, keeps
 mod containerd; // containerd of the tests' own, the runtime as the shim's BinaryName (ctr run)
 mod cri; // containerd's CRI plugin: the runtime as a RuntimeClass handler, pods run by cri.py
 pub mod daemon; // dockerd and containerd stopped by pid, their folders under /run, store locks

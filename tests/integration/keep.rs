@@ -43,6 +43,19 @@ impl Two {
     /// `mode` of `sh:SCRIPT` runs SCRIPT through `sh` once for each file
     /// instead, with `$P` the probe, `$f` the file and `$n` the count.
     fn flushes(&self, prefix: &[&str], probe: &Path, mode: &str, count: u32) -> (u64, u64) {
+        self.flushes_with(prefix, &[], probe, mode, count).0
+    }
+
+    /// [`Two::flushes`] with `env` set too; and what the run said on
+    /// stderr.
+    fn flushes_with(
+        &self,
+        prefix: &[&str],
+        env: &[(&str, &str)],
+        probe: &Path,
+        mode: &str,
+        count: u32,
+    ) -> ((u64, u64), String) {
         let run = self.runs.get() + 1;
         self.runs.set(run);
         let files = [
@@ -61,22 +74,27 @@ impl Two {
             }
             None => (probe, vec![mode.into(), count.to_string()]),
         };
-        let outcome = match prefix.split_first() {
+        let mut run = match prefix.split_first() {
             None => Run::new(program).preload(false),
             Some((_, options)) => Run::new(command()).args(options).arg(program),
+        };
+        for (name, value) in env {
+            run = run.env(name, value);
         }
-        .env("P", probe)
-        .env("n", count.to_string())
-        .args(args)
-        .args(&files)
-        .run();
+        let outcome = run
+            .env("P", probe)
+            .env("n", count.to_string())
+            .args(args)
+            .args(&files)
+            .run();
         assert!(
             outcome.output.status.success(),
             "{prefix:?} {mode}: {}{}",
             outcome.stdout(),
             outcome.stderr()
         );
-        (self.a.flushes() - before.0, self.b.flushes() - before.1)
+        let flushes = (self.a.flushes() - before.0, self.b.flushes() - before.1);
+        (flushes, outcome.stderr())
     }
 
     /// The three runs of `mode` (`eatmydata OPTIONS probe`, a plain run, a
@@ -242,6 +260,72 @@ fn sync_under_keep_flushes_the_kept_mount_alone() {
     let plain = whole_machine_sync(|| two.flushes(&[], &probe, "sync", 20));
     let b = two.path('b');
     two.judge_against(SPLIT, plain, &probe, "sync", 20, &["--keep", &b]);
+}
+
+/// A list that cannot be read keeps every sync (issue 45): under
+/// `EATMYDATA_KEEP` holding a relative entry, one that names no mount, or
+/// an empty one (`B:`), and `EATMYDATA_ONLY` holding a relative one, a
+/// dynamic program's fsyncs (the library) and a static one's (the
+/// supervisor) reach both disks, at least 95% of a plain run's flushes
+/// above the no-sync control, and `-v` and `--report` name the entry
+/// and why. Beside them the control: `EATMYDATA_KEEP=B`, read, eats on
+/// `/a` (without `--report`, whose estimate flushes where syncs were
+/// eaten).
+#[test]
+fn a_list_that_cannot_be_read_keeps_every_sync_and_says_which_entry() {
+    let two = Two::new("keep-unread");
+    let (dynamic, fixed) = (dynamic_probe(), static_probe());
+    let plain = two.flushes(&[], &dynamic, "fsync", COUNT);
+    let quiet = two.flushes(&[], &dynamic, "none", COUNT);
+    let b = two.path('b');
+    let empty = format!("{b}:");
+    let cases = [
+        ("EATMYDATA_KEEP", "data", "is relative", &fixed),
+        ("EATMYDATA_KEEP", "/nonexistent", "names no mount", &dynamic),
+        ("EATMYDATA_KEEP", &empty, "cannot be parsed", &fixed),
+        ("EATMYDATA_KEEP", &empty, "cannot be parsed", &dynamic),
+        ("EATMYDATA_ONLY", "a", "is relative", &dynamic),
+        ("EATMYDATA_KEEP", &b, "", &dynamic),
+    ];
+    for (name, value, why, probe) in cases {
+        // --report's estimate times real flushes where syncs were eaten:
+        // not in the control.
+        let options = match why.is_empty() {
+            true => &["eatmydata", "-v"][..],
+            false => &["eatmydata", "-v", "--report"],
+        };
+        let (under, said) = two.flushes_with(options, &[(name, value)], probe, "fsync", COUNT);
+        let what = format!(
+            "{name}={value} {}: plain {plain:?}, no sync {quiet:?}, under {under:?}",
+            probe.display()
+        );
+        eprintln!("keep: {what}");
+        let pairs = [(plain.0, quiet.0, under.0), (plain.1, quiet.1, under.1)];
+        for (at, (plain, quiet, under)) in pairs.into_iter().enumerate() {
+            let syncs = plain.saturating_sub(quiet);
+            assert!(
+                syncs >= u64::from(COUNT),
+                "{what}: the control did not flush"
+            );
+            let made = under.saturating_sub(quiet);
+            if why.is_empty() && at == 0 {
+                assert!(made * 20 <= syncs, "{what}: the control ate nothing on /a");
+            } else {
+                assert!(made * 100 >= syncs * 95, "{what}: less than 95% kept");
+            }
+        }
+        let told = format!("{name} entry {value:?} {why}");
+        if why.is_empty() {
+            assert!(!said.contains("every sync is kept"), "{what}: {said}");
+            continue;
+        }
+        // Under -v, and in the report: the command's reading, which the
+        // library's lines repeat.
+        let verbose = format!("eatmydata: {told}");
+        let reported = format!("eatmydata: report: {told}");
+        assert!(said.contains(&verbose), "{what}: {said}");
+        assert!(said.contains(&reported), "{what}: {said}");
+    }
 }
 
 #[test]

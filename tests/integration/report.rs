@@ -3,6 +3,7 @@
 //! says what the skipped flushes would have cost (`estimate.rs`).
 
 mod estimate;
+mod latency; // the estimate against a device whose flushes take a known time
 mod steady; // eatmydata-runtime report's range holds still on a busy machine
 
 use std::fs;

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use crate::common::{TempDir, command, musl_root};
 use crate::loopfs::LoopFs;
 
+mod barrier; // the build-step barrier: links planted since create not followed; the engine's switch alone
 mod devices; // a device node as entry program or interpreter, never opened (strace)
 mod edits; // what the edit leaves out, and where: i386, ASan, static, /dev, /opt, userns, hooks
 mod exec; // exec process files as a file, /dev/stdin and <(...), beside runc; a planted name

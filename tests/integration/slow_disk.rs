@@ -95,6 +95,22 @@ impl SlowDisk {
         serde_json::from_str(&text).expect("slow-disk's state is JSON")
     }
 
+    /// The latency a user sees on the ext4 now, in seconds: what
+    /// `start` records, measured again (`scripts/slow-disk fdatasync`).
+    pub fn fdatasync(&self) -> f64 {
+        let output = Command::new(script())
+            .arg("fdatasync")
+            .arg(self.scratch.path())
+            .output()
+            .expect("run scripts/slow-disk fdatasync");
+        assert!(output.status.success(), "slow-disk fdatasync failed");
+        let ms: f64 = String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .expect("ms");
+        ms / 1e3
+    }
+
     /// Flushes since start: (answered by the server, counted by the kernel).
     pub fn counts(&self) -> (u64, u64) {
         let output = Command::new(script())

@@ -25,7 +25,9 @@
  * routed instead (src/preload/spawn.rs), the real posix_spawn, with the
  * caller's file actions and attributes, executing the library itself
  * through the loader, which installs the filter in the child and then
- * executes the program with the arguments and environment it was given.
+ * executes the program with the arguments and environment it was given
+ * (the environment in the trampoline's own, never in its arguments, which
+ * every local user may read in /proc/PID/cmdline).
  */
 #include "shim.h"
 
@@ -93,17 +95,26 @@ int HOOK(execveat)(int dirfd, const char *path, char *const argv[],
 MATCHES(execveat);
 
 /* The real posix_spawn executing the trampoline `route` names, with the
- * program, `argv` and `envp` as its arguments (the pointers on this
- * frame, as execl's are) and no environment of its own. */
+ * program and `argv` as its arguments (the pointers on this frame, as
+ * execl's are) and `envp` hidden from the loader as its environment, in
+ * a mapping taken away once the child has executed (or failed). */
 static int routed(pid_t *pid, const posix_spawn_file_actions_t *actions,
 		  const posix_spawnattr_t *attr, char *const argv[],
 		  char *const envp[], struct emd_spawn_route *route)
 {
-	static char *const none[] = { NULL };
-	size_t size = eatmydata_spawn_slots(argv, envp);
+	size_t size = eatmydata_spawn_slots(argv);
 	char *slots[size];
-	eatmydata_spawn_args(route, argv, envp, slots, size);
-	PASS(posix_spawn, pid, route->loader, actions, attr, slots, none);
+	eatmydata_spawn_args(route, argv, slots, size);
+	struct emd_spawn_env env;
+	int error = eatmydata_spawn_env(envp, &env);
+	if (error)
+		return error;
+	__typeof__(&posix_spawn) next_fn = NEXT(posix_spawn);
+	error = next_fn ? next_fn(pid, route->loader, actions, attr, slots,
+				  env.entries)
+			: eatmydata_missing();
+	eatmydata_spawn_unmap(&env);
+	return error;
 }
 
 int HOOK(posix_spawn)(pid_t *pid, const char *path,

@@ -1,31 +1,43 @@
-//! Container clients: `eatmydata docker run ...` preloads the library into
+//! Container clients: `eatmydata docker run ...` preloads nothing into
 //! the client, which starts nothing itself (dockerd, or podman's conmon
 //! and runtime, or containerd, start the container). What reaches the
-//! container is its OCI runtime, so the command line is given one:
-//! `--runtime=eatmydata` after `run`/`create` where docker has that
-//! runtime registered, the path of `eatmydata-runtime` for podman and
-//! nerdctl (both take a runtime's path: podman's `--runtime`, nerdctl's as
-//! the runc shim's binary); podman's global `--runtime` before `build`,
-//! whose RUN steps run under it. Where nothing can be inserted (Compose,
-//! docker's builds, any other verb, an unregistered docker), a note says
-//! once what to do, unless the daemon's default runtime already reaches
-//! what runs (`build.rs` for builds), and the client runs as asked,
-//! without the library or a filter.
+//! container is chosen once per run (`way.rs`): its OCI runtime where the
+//! engine has ours (`--runtime=eatmydata` after `run`/`create` where
+//! docker has it registered, the path of `eatmydata-runtime` for podman
+//! and nerdctl, which take a runtime's path), else a seccomp profile sent
+//! with the request (`send.rs`), else nothing and why. podman's global
+//! `--runtime` goes before `build`, whose RUN steps run under it. Where
+//! nothing can be inserted (Compose, docker's builds, any other verb), a
+//! note says once what to do, unless the daemon's default runtime already
+//! reaches what runs (`build.rs` for builds), and the client runs as
+//! asked, without the library or a filter.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
 
 mod build;
+mod facts;
+mod info;
 mod line;
 mod machine;
-pub use line::read;
-pub use machine::{
-    Builder, BuildkitRunc, DockerRuntimes, builder, buildkit_runc, docker_runtimes, docker_socket,
-    runtime_path,
-};
+mod options;
+mod send;
+mod way;
+use crate::profile;
+pub use crate::profile::Engine;
+pub use facts::{Facts, Here, gather};
 #[cfg(test)]
-use machine::{read_runtimes, runc_of};
+use info::DockerRuntimes;
+pub use line::read;
+pub use machine::{Builder, BuildkitRunc};
+use options::RunOptions;
+pub use send::send;
+pub use way::Profile;
+#[cfg(test)]
+use {
+    info::read_runtimes,
+    machine::{builder, docker_socket, runc_of},
+};
 
 /// The clients, by the name they are run by.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -41,10 +53,10 @@ pub enum Client {
 #[derive(Debug, PartialEq)]
 pub enum Verb {
     /// `run` or `create` (also as `container run`), at this index of the
-    /// arguments; `runtime`: a `--runtime` the user gave.
+    /// arguments, with its options read.
     Start {
         at: usize,
-        runtime: Option<OsString>,
+        options: RunOptions,
     },
     Compose,
     /// `build` (also `image build`, `builder ...`), or `buildx ...`
@@ -68,19 +80,6 @@ pub struct Call {
 /// path would be another machine's.
 const PODMAN_REMOTE: &[&str] = &["-r", "--remote", "--url", "--connection", "-c"];
 
-/// What was found on the machine for a call.
-#[derive(Debug, Default)]
-pub struct Facts {
-    /// docker: what the daemon's runtimes are.
-    pub docker: DockerRuntimes,
-    /// docker: the builder its client picks.
-    pub builder: Builder,
-    /// docker: what dockerd's environment says of BuildKit's runc.
-    pub buildkit_runc: BuildkitRunc,
-    /// `eatmydata-runtime`'s path, beside this program or in `PATH`.
-    pub runtime: Option<PathBuf>,
-}
-
 /// What the client runs with, and what to say first.
 #[derive(Debug, PartialEq)]
 pub struct Outcome {
@@ -88,6 +87,9 @@ pub struct Outcome {
     pub notice: Option<String>,
     /// For `--verbose`.
     pub inserted: Option<String>,
+    /// The profile to send with the request (`send.rs` makes it, and the
+    /// line to run with it, from `args`).
+    pub profile: Option<(usize, Profile)>,
 }
 
 /// How to run `configure`: through `eatmydata-runtime` where that link
@@ -105,6 +107,7 @@ fn unchanged(args: &[OsString], notice: String) -> Outcome {
         args: args.to_vec(),
         notice: Some(notice),
         inserted: None,
+        profile: None,
     }
 }
 
@@ -114,6 +117,7 @@ fn as_it_was(args: &[OsString]) -> Outcome {
         args: args.to_vec(),
         notice: None,
         inserted: None,
+        profile: None,
     }
 }
 
@@ -125,6 +129,7 @@ fn inserted(args: &[OsString], at: usize, option: String, said: String) -> Outco
         args,
         notice: None,
         inserted: Some(said),
+        profile: None,
     }
 }
 
@@ -153,35 +158,19 @@ fn podman_remote(globals: &[OsString]) -> bool {
 /// The line to run and the note, for `call` with `args`, given `facts`.
 pub fn decide(call: &Call, args: &[OsString], facts: &Facts) -> Outcome {
     let engine = engine(call.client);
-    let register = format!("register the runtime once ({} {engine}", configure(facts));
-    let start = match &call.verb {
-        Verb::Start { at, runtime: None } => *at,
-        Verb::Start {
-            runtime: Some(runtime),
-            ..
-        } => {
-            if runtime.as_bytes().windows(9).any(|w| w == b"eatmydata") {
-                return as_it_was(args);
-            }
-            return unchanged(
-                args,
-                format!(
-                    "{engine} was given --runtime={}: the container runs with it, without \
-                     eatmydata, as asked.",
-                    runtime.to_string_lossy()
-                ),
-            );
-        }
+    let register = format!("{} {engine}", configure(facts));
+    let (at, options) = match &call.verb {
+        Verb::Start { at, options } => (*at, options),
         Verb::Compose if engine == "docker" && facts.docker.default => return as_it_was(args),
         Verb::Compose => {
             return unchanged(
                 args,
                 format!(
                     "Compose starts its containers through {engine}, which eatmydata cannot \
-                     reach from the client: {register}) and give each service `runtime: \
-                     eatmydata`, or make it the default runtime of every container \
-                     ({} {engine} --default). {AS_ASKED}",
-                    configure(facts)
+                     reach from the client: give each service `runtime: eatmydata` where \
+                     {engine} has it ({register}), or `security_opt: [\"seccomp=FILE\"]` \
+                     naming eatmydata's profile (eatmydata profile {engine} > FILE; \
+                     docs/containers.md). {AS_ASKED}"
                 ),
             );
         }
@@ -191,41 +180,27 @@ pub fn decide(call: &Call, args: &[OsString], facts: &Facts) -> Outcome {
                 args,
                 format!(
                     "only {engine} run and create start a container that eatmydata can reach \
-                     (with its runtime); a container keeps the runtime it was created with, and \
-                     {engine} exec into one made so has eatmydata too. '{}' runs as asked.",
+                     (with its runtime or its profile); a container keeps the runtime it was \
+                     created with, and {engine} exec into one made so has eatmydata too. '{}' \
+                     runs as asked.",
                     verb.to_string_lossy()
                 ),
             );
         }
     };
-    let runtime = match (call.client, &facts.runtime) {
-        (Client::Docker, _) if facts.docker.registered => "--runtime=eatmydata".to_owned(),
-        (Client::Docker, _) => {
-            return unchanged(
-                args,
-                format!(
-                    "docker starts the container in its daemon, which eatmydata cannot reach \
-                     from the client: {register}, then reload dockerd), and eatmydata \
-                     docker run adds --runtime=eatmydata itself; or mount the library \
-                     (docs/containers.md). {AS_ASKED}"
-                ),
-            );
+    match way::choose(call, options, facts) {
+        way::Way::Runtime(runtime) => {
+            let verb = args[at].to_string_lossy().into_owned();
+            let said = format!("running {engine} with {runtime} inserted after '{verb}'");
+            inserted(args, at + 1, runtime, said)
         }
-        (Client::Podman, _) if podman_remote(&call.globals) => {
-            return unchanged(
-                args,
-                format!(
-                    "podman talks to a service elsewhere here, whose runtime eatmydata cannot \
-                     name: {register}) there and pass --runtime=eatmydata. {AS_ASKED}"
-                ),
-            );
-        }
-        (_, Some(path)) => format!("--runtime={}", path.display()),
-        (_, None) => return unchanged(args, missing_runtime(engine)),
-    };
-    let verb = args[start].to_string_lossy().into_owned();
-    let said = format!("running {engine} with {runtime} inserted after '{verb}'");
-    inserted(args, start + 1, runtime, said)
+        way::Way::Profile(profile) => Outcome {
+            profile: Some((at, profile)),
+            ..as_it_was(args)
+        },
+        way::Way::Nothing(Some(notice)) => unchanged(args, notice),
+        way::Way::Nothing(None) => as_it_was(args),
+    }
 }
 
 /// The note for podman or nerdctl when `eatmydata-runtime` is nowhere.

@@ -408,6 +408,18 @@ pub fn carried_line() -> String {
     }
 }
 
+/// Where this program's own bytes are read: the very file running, by
+/// the kernel's link to it, whatever its name has become since.
+pub const RUNNING: &str = "/proc/self/exe";
+
+/// This program's own bytes, read from the file running ([`RUNNING`]),
+/// never by its path: the owner of the folder it is in could put another
+/// file at that name meanwhile (even one named `eatmydata (deleted)`,
+/// which is what the link reads once the name is gone).
+pub fn this_program_bytes() -> std::io::Result<Vec<u8>> {
+    std::fs::read(RUNNING)
+}
+
 /// This program's real file, whatever link it was run through.
 pub fn this_program() -> Option<PathBuf> {
     if let Ok(exe) = env::current_exe() {

@@ -39,14 +39,14 @@ fn is_root() -> bool {
 /// `spec`, after sweeping the folders of containers gone without a
 /// `delete`; `root` is the real runtime's state folder, `bundle` the
 /// container's (`names.rs` reads its name and image from there, or from
-/// the spec); `keeps` the paths whose mounts it keeps (`edit/keep.rs`),
-/// for the account by mount. Returns the log's words for what was done.
+/// the spec); `kept` what it keeps (`edit/keep.rs`), for the account by
+/// mount. Returns the log's words for what was done.
 pub fn at_create(
     spec: &mut Value,
     id: Option<&OsStr>,
     root: &Path,
     bundle: &Path,
-    keeps: &[String],
+    kept: &edit::keep::Kept,
 ) -> String {
     let base = &container::base();
     let Some(id) = id
@@ -71,7 +71,8 @@ pub fn at_create(
         account: book::folder(),
         created: time::now(),
         mounts: by_mount::of_spec(spec),
-        keeps: keeps.to_vec(),
+        keeps: kept.paths.clone(),
+        unread: kept.unread.clone(),
     };
     let report = match container::make(base, &meta) {
         Ok(report) => report,

@@ -25,13 +25,21 @@
 //! - **Docker's legacy builder**: not told apart. Its steps are containers
 //!   like any `docker run`: the same verbs, the same spec but for the
 //!   command, no annotation, and the labels of the container stay in
-//!   dockerd. A step can ask: [`VARIABLE`] on in its environment (an `ARG
-//!   EATMYDATA_BARRIER=1` of the stage, which leaves no trace in the image)
-//!   or [`ANNOTATION`] on gives any container the barrier at its `delete`.
+//!   dockerd. It gets no barrier.
 //!
-//! [`VARIABLE`] or [`ANNOTATION`] set and off takes the barrier away from a
-//! step. A container eatmydata is off for gets none: its syncs reached the
-//! disk.
+//! [`ANNOTATION`] on gives any container the barrier at its `delete`;
+//! off takes the barrier away from a step. Only the engine's side sets
+//! an annotation (`docker run --annotation`, `podman run --annotation`):
+//! the container's environment, which an image's `ENV` writes, has no
+//! say (security review 3, issue 45). A container eatmydata is off for
+//! gets none: its syncs reached the disk.
+//!
+//! What a step may have written to is named at `create`, before the
+//! container runs: each path resolved then, as the engine made it
+//! ([`resolved`]), kept in the spec for a `delete` ([`TARGETS`]), and
+//! reopened at the barrier without following any link (`flush.rs`): a
+//! link the container put in place of a bind's source (in a folder above
+//! it that another bind gives it) leads the barrier nowhere.
 
 mod flush;
 mod wait;
@@ -50,15 +58,16 @@ use crate::protocol::switch_on;
 /// The annotation that asks for the barrier (on) or takes it away (off);
 /// the runtime writes it, with the builder's name, on a step it marks.
 pub const ANNOTATION: &str = "io.eatmydata.barrier";
-/// The variable that does the same from the container's environment.
-pub const VARIABLE: &str = "EATMYDATA_BARRIER";
+/// The annotation that keeps, for a step whose `delete` flushes, what
+/// [`resolved`] named at its `create`: a JSON array of paths.
+pub const TARGETS: &str = "io.eatmydata.barrier.targets";
 
 /// Whose step a container is.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Builder {
     BuildKit,
     Buildah,
-    /// Not told apart, but asked for by [`VARIABLE`] or [`ANNOTATION`].
+    /// Not told apart, but asked for by [`ANNOTATION`].
     Asked,
 }
 
@@ -72,21 +81,12 @@ impl Builder {
     }
 }
 
-/// The spec's own word on the barrier: `Some(on)` when the annotation or
-/// the variable is set (the annotation first), `None` when neither is.
+/// The engine's word on the barrier: `Some(on)` when the annotation is
+/// set, `None` when it is not.
 fn asked(spec: &Value) -> Option<bool> {
     let annotation = spec.get("annotations").and_then(|a| a.get(ANNOTATION));
-    if let Some(value) = annotation.and_then(Value::as_str) {
-        return Some(switch_on(value.as_bytes()));
-    }
-    let env = spec.get("process").and_then(|p| p.get("env"));
-    let prefix = format!("{VARIABLE}=");
-    env.and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .filter_map(|entry| entry.strip_prefix(&prefix))
-        .next_back()
+    annotation
+        .and_then(Value::as_str)
         .map(|value| switch_on(value.as_bytes()))
 }
 
@@ -119,8 +119,9 @@ pub fn step(spec: &Value, id: &OsStr, bundle: &Path, waits: bool) -> Option<Buil
 }
 
 /// Marks `spec` as a step whose `delete` flushes (a step that does not
-/// wait): [`ANNOTATION`] set to the builder's name.
-pub fn mark(spec: &mut Value, builder: Builder) -> Result<(), String> {
+/// wait): [`ANNOTATION`] set to the builder's name, and [`TARGETS`] to
+/// `targets`, what [`resolved`] named.
+pub fn mark(spec: &mut Value, builder: Builder, targets: &[PathBuf]) -> Result<(), String> {
     let spec = spec
         .as_object_mut()
         .ok_or("the spec is not a JSON object")?;
@@ -129,7 +130,32 @@ pub fn mark(spec: &mut Value, builder: Builder) -> Result<(), String> {
         .as_object_mut()
         .ok_or("annotations is not an object")?;
     annotations.insert(ANNOTATION.into(), json!(builder.name()));
+    let named: Option<Vec<&str>> = targets.iter().map(|path| path.to_str()).collect();
+    let named = named.ok_or("a path to flush is not UTF-8")?;
+    annotations.insert(TARGETS.into(), json!(json!(named).to_string()));
     Ok(())
+}
+
+/// What a marked step's `delete` flushes: what its `create` named
+/// ([`TARGETS`]); for a spec marked without them (by an earlier
+/// version), its [`targets`] as the spec names them, which `flush.rs`
+/// reaches without following a link all the same.
+pub fn marked_targets(spec: &Value, bundle: &Path) -> Vec<PathBuf> {
+    let annotation = spec.get("annotations").and_then(|a| a.get(TARGETS));
+    let named = annotation
+        .and_then(Value::as_str)
+        .and_then(|text| serde_json::from_str::<Vec<PathBuf>>(text).ok());
+    named.unwrap_or_else(|| targets(spec, bundle))
+}
+
+/// `targets` as the host resolves them now, at `create`, before the
+/// container runs: each link in them, the engine's or the host's, is
+/// followed once, here. One that cannot be resolved stays as it is.
+pub fn resolved(targets: Vec<PathBuf>) -> Vec<PathBuf> {
+    targets
+        .into_iter()
+        .map(|path| path.canonicalize().unwrap_or(path))
+        .collect()
 }
 
 /// Whether a container's spec asks its `delete` to flush.

@@ -63,8 +63,8 @@ pub enum Done {
         library: Result<(), NoPlace>,
         preload: Result<(), String>,
         answered: Answered,
-        /// The mount destinations whose syncs are kept (`keep.rs`).
-        kept: Vec<String>,
+        /// What the container keeps (`keep.rs`).
+        kept: keep::Kept,
     },
     /// An `exec` process: `LD_PRELOAD` set, or why not.
     Exec { preload: Result<(), String> },
@@ -103,12 +103,8 @@ impl Done {
                     ),
                     Err(why) => format!("no library ({}): no LD_PRELOAD", why.describe()),
                 };
-                if !kept.is_empty() {
-                    text += &format!(
-                        ", syncs kept on {} (no seccomp rules: they cannot tell mounts apart, \
-                         so a static program keeps every sync)",
-                        kept.join(" ")
-                    );
+                if kept.scoped() {
+                    text += &format!(", {}", kept.describe());
                     return text;
                 }
                 text += &format!(
@@ -271,12 +267,12 @@ pub fn edit_config(spec: &mut Value, learned: &Learned) -> Result<Done, String> 
     // An error leaves the value half-edited, but it is then never written.
     let linux = spec.entry("linux").or_insert_with(|| json!({}));
     let linux = linux.as_object_mut().ok_or("linux is not an object")?;
-    // With a mount kept, the profile is left as it is (its rules cannot
+    // With a list given, the profile is left as it is (its rules cannot
     // tell mounts apart); what it would answer is still asked, for the
     // library must not answer 0 what the profile refuses.
-    let answered = match kept.is_empty() {
-        true => seccomp::edit(linux)?,
-        false => seccomp::edit(&mut linux.clone())?,
+    let answered = match kept.scoped() {
+        false => seccomp::edit(linux)?,
+        true => seccomp::edit(&mut linux.clone())?,
     };
     let placed = placed.and_then(|place| answers_first(&answered).map(|()| place));
     if let Ok(place) = placed {
@@ -286,7 +282,7 @@ pub fn edit_config(spec: &mut Value, learned: &Learned) -> Result<Done, String> 
         if let Some(process) = spec.get_mut("process") {
             let process = process.as_object_mut().ok_or("process is not an object")?;
             preload_in(process, place)?;
-            if !kept.is_empty() {
+            if kept.scoped() {
                 let env = process.entry("env").or_insert_with(|| json!([]));
                 keep::name(
                     env.as_array_mut().ok_or("process.env is not a list")?,

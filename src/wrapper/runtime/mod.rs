@@ -22,7 +22,7 @@ mod barrier;
 mod bundle;
 mod check;
 mod configure;
-mod edit;
+pub mod edit;
 mod help;
 mod input;
 mod install;
@@ -292,14 +292,14 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
                     }
                     _ => "no account (no library)".to_owned(),
                 };
-                match barrier::step(value, &id, &bundle, waits) {
-                    Some(builder) if waits => {
-                        step = Some((builder, barrier::targets(value, &bundle)));
+                if let Some(builder) = barrier::step(value, &id, &bundle, waits) {
+                    let targets = barrier::resolved(barrier::targets(value, &bundle));
+                    match waits {
+                        true => step = Some((builder, targets)),
+                        false => barrier::mark(value, builder, &targets).map_err(|why| {
+                            Failure::File(Subject::Container, path.clone(), Problem::Edit(why))
+                        })?,
                     }
-                    Some(builder) => barrier::mark(value, builder).map_err(|why| {
-                        Failure::File(Subject::Container, path.clone(), Problem::Edit(why))
-                    })?,
-                    None => {}
                 }
                 Ok(done)
             })? {
@@ -381,7 +381,7 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
 fn flush_marked(runtime: &Path, root: Option<&Path>, id: &OsStr, log: &verbs::Log) {
     let container = state::container(runtime, root, id);
     if let Some((bundle, spec)) = container.filter(|(_, spec)| barrier::marked(spec)) {
-        let flushed = barrier::flush(&barrier::targets(&spec, &bundle));
+        let flushed = barrier::flush(&barrier::marked_targets(&spec, &bundle));
         account::barrier(id, flushed.flushed);
         let builder = spec["annotations"][barrier::ANNOTATION].as_str();
         say(log, id, &flushed.describe(builder.unwrap_or_default()));

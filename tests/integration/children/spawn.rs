@@ -8,6 +8,7 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use super::filter::{
     FSYNCS, NO_SYS_ADMIN, eaten_in_a_child, setuid_probe, shown, state, whoami_probes,
@@ -180,41 +181,52 @@ const LOADER: &str = if cfg!(target_arch = "aarch64") {
 
 /// The trampoline run by hand: a program that cannot be executed after
 /// all (removed between the hook's check and this exec) ends the child
-/// with 127, said; the library run without the trampoline's arguments
-/// refuses, with 127 too. A program that can be executed runs with the
-/// arguments and environment given, under the filter.
+/// with 127, said; the library run without the trampoline's arguments,
+/// or with an environment not laid out by the hook (each entry behind
+/// `~`), refuses, with 127 too. A program that can be executed runs with
+/// the arguments and environment given, under the filter.
 #[test]
 fn the_trampoline_exits_127_when_the_program_cannot_run_after_all() {
     let library = library();
     let missing = "/nonexistent/eatmydata-program";
-    let trampoline = |program: &str, tail: &[&str]| {
-        Run::new(LOADER)
+    let trampoline = |program: &str, args: &[&str], env: &[&str]| {
+        let mut command = Command::new(LOADER);
+        command
             .arg(&library)
             .args(["--eatmydata-spawned", "0-", program])
-            .args(tail)
-            .run()
+            .args(args)
+            .env_clear();
+        for entry in env {
+            let (name, value) = entry.split_once('=').unwrap();
+            command.env(name, value);
+        }
+        let output = command.output().expect("run the loader");
+        Outcome {
+            output,
+            calls: vec![],
+        }
     };
-    let failed = trampoline(missing, &["1", "program", "", "A=1"]);
+    let failed = trampoline(missing, &["program"], &["~A=1"]);
     assert_eq!(failed.output.status.code(), Some(127));
     assert_eq!(
         failed.stderr(),
         format!("eatmydata: {missing}: cannot be executed in posix_spawn's child after all\n")
     );
     let (_, fixed) = whoami_probes();
-    let ran = trampoline(
-        fixed.to_str().unwrap(),
-        &["2", "whoami", "whoami", "", "A=1"],
-    );
+    let ran = trampoline(fixed.to_str().unwrap(), &["whoami", "whoami"], &["~A=1"]);
     assert_eq!(shown(&ran), (Some(0), state(0, 0, 2), String::new()));
     let env = probe("container_parity", &["-static"]);
-    let ran = trampoline(env.to_str().unwrap(), &["2", "env", "env", "", "A=1", "B="]);
+    let env = env.to_str().unwrap();
+    let ran = trampoline(env, &["env", "env"], &["~A=1", "~B="]);
     assert_eq!(ran.stdout(), "A=1\nB=\n");
-    let refused = Run::new(LOADER).arg(&library).run();
-    assert_eq!(refused.output.status.code(), Some(127));
-    assert_eq!(
-        refused.stderr(),
-        "eatmydata: libeatmydata.so is a library for LD_PRELOAD, not a program\n"
-    );
+    let not_a_program = "eatmydata: libeatmydata.so is a library for LD_PRELOAD, not a program\n";
+    for refused in [
+        Run::new(LOADER).arg(&library).run(),
+        trampoline(env, &["env", "env"], &["~A=1", "B=2"]),
+    ] {
+        assert_eq!(refused.output.status.code(), Some(127));
+        assert_eq!(refused.stderr(), not_a_program);
+    }
 }
 
 /// Past 8,192 arguments and environment entries, whose pointers would

@@ -44,6 +44,20 @@ impl Accounted {
 
     /// With the runtime registered or not.
     pub fn start_unregistered(label: &str, registered: bool) -> Accounted {
+        Accounted::start_with(label, registered, Command::new("dockerd"))
+    }
+
+    /// Unregistered, in a network namespace of its own (`unshare --net`,
+    /// which then runs dockerd as the same process): the networks it
+    /// makes (a job's bridge, its published ports) are there, not on the
+    /// machine's.
+    pub fn start_isolated(label: &str) -> Accounted {
+        let mut unshare = Command::new("unshare");
+        unshare.args(["--net", "dockerd"]);
+        Accounted::start_with(label, false, unshare)
+    }
+
+    fn start_with(label: &str, registered: bool, mut command: Command) -> Accounted {
         let dir = RunDir::new(label);
         let config = dir.join("daemon.json");
         fs::write(&config, "{}\n").unwrap();
@@ -53,7 +67,6 @@ impl Accounted {
         // Root's home for the runtime: the account and the containers'
         // folders, never the machine's own.
         let account = dir.join("home");
-        let mut command = Command::new("dockerd");
         command.env("EATMYDATA_HOME", &account);
         let dockerd = Dockerd::start_with(
             command,
@@ -689,7 +702,7 @@ const KEPT_SYNCS: u64 = 100;
 /// [`KEPT_SYNCS`] fsyncs to `/data/f` then as many to `/keep/f`, `a` at
 /// `/data` and `b` at `/keep`, under `runtime` with `env`: the
 /// container's id, and the flushes each disk counted meanwhile.
-fn keep_run(
+pub(super) fn keep_run(
     docker: &Accounted,
     runtime: &str,
     env: &[&str],

@@ -10,12 +10,14 @@
 //! started before the action (a job's `services:`), which must still be
 //! running after it. apt's half runs in a Debian tree of its own
 //! (`chroot`). `lint.rs`: actionlint and YAML parsers; `inputs.rs`: what
-//! main refuses; `release.rs`: scripts/release.
+//! main refuses; `release.rs`: scripts/release; `services.rs`: a job's
+//! `services:` made as the runner makes them, recreated.
 
 mod apt;
 mod inputs;
 mod lint;
 mod release;
+mod services;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -251,19 +253,17 @@ fn figures(summary: &str) -> (u64, u64, String) {
 /// started after makes at most 5% of a control's flushes. Post writes
 /// figures that match the account and takes it all back: Docker's
 /// default is runc again and daemon.json is byte for byte as before.
-#[test]
-fn the_action_from_its_release_on_a_runner_docker() {
-    let docker = Accounted::start_unregistered("action", false);
-    let service = docker.ok(&["run", "-d", "-i", "--network=none", IMAGE, "/bin/hold"]);
-    let started = |id: &str| docker.ok(&["inspect", "--format", "{{.State.StartedAt}}", id]);
-    let service_start = started(&service);
-    let mut runner = Runner::new("action-runner");
+/// A runner whose action (returned, a checkout of this tree for [`TAG`])
+/// installs the release file the host serves with `docker`'s dockerd as
+/// the runner's Docker, its account the daemon's; apt left out, and
+/// self-hosted (so that post says what it took back).
+fn runner_on(docker: &Accounted, label: &str) -> (Runner, ReleaseHost, PathBuf) {
+    let mut runner = Runner::new(label);
     let released = fs::read(command()).unwrap();
     let host = ReleaseHost::serve(&runner.dir.join("host"), &released);
     let action = checkout(runner.dir.path(), &released);
     let prefix = docker.dir().join("prefix");
     let config = docker.dir().join("daemon.json");
-    let config_before = fs::read(&config).unwrap();
     runner.input("release-url", &host.url());
     runner.input("prefix", prefix.to_str().unwrap());
     runner.input("apt", "false");
@@ -281,6 +281,20 @@ fn the_action_from_its_release_on_a_runner_docker() {
     runner
         .env
         .insert("RUNNER_ENVIRONMENT".into(), "self-hosted".into());
+    (runner, host, action)
+}
+
+#[test]
+fn the_action_from_its_release_on_a_runner_docker() {
+    let docker = Accounted::start_unregistered("action", false);
+    let service = docker.ok(&["run", "-d", "-i", "--network=none", IMAGE, "/bin/hold"]);
+    let started = |id: &str| docker.ok(&["inspect", "--format", "{{.State.StartedAt}}", id]);
+    let service_start = started(&service);
+    let config = docker.dir().join("daemon.json");
+    let config_before = fs::read(&config).unwrap();
+    let (mut runner, _host, action) = runner_on(&docker, "action-runner");
+    let prefix = docker.dir().join("prefix");
+    let released = fs::read(command()).unwrap();
 
     let clock = Instant::now();
     let main = runner.local_action(&action, "main.js");
@@ -366,7 +380,7 @@ fn the_action_from_its_release_on_a_runner_docker() {
     assert!(flushes >= u64::from(SYNCS), "{summary}");
     assert!(saved.starts_with("about "), "{summary}");
     assert!(
-        summary.contains("1 container(s) were running before this action"),
+        summary.contains("1 container(s) running before this action ran under runc"),
         "{summary}"
     );
     assert!(summary.contains("static and Go programs"), "{summary}");

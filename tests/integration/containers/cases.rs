@@ -25,6 +25,12 @@ pub const GO: &str = "/opt/probes/sync-go";
 /// runtime finds every row.
 pub fn server(engine: &dyn Engine, server: &str) {
     let disk = LoopFs::new(&format!("{}-{server}", engine.name()), 1024);
+    server_on(engine, server, &disk);
+}
+
+/// The same on `disk`, made before the engine (for one that sees only
+/// what it was given when it started).
+pub fn server_on(engine: &dyn Engine, server: &str, disk: &LoopFs) {
     let sh = script(&format!("{server}.sh"));
     let rows = ROWS.to_string();
     let write = |eaten: bool, name: &str, floor: bool| {
@@ -35,13 +41,13 @@ pub fn server(engine: &dyn Engine, server: &str) {
             image: engine.image(),
             env: &[],
             args: if floor {
-                floor_args = floor_args_of(&disk, &args);
+                floor_args = floor_args_of(disk, &args);
                 &floor_args
             } else {
                 &args
             },
         };
-        measure(engine, &disk, &job)
+        measure(engine, disk, &job)
     };
     let control = write(false, "plain", false);
     let floor = write(false, "floor", true);
@@ -61,7 +67,7 @@ pub fn server(engine: &dyn Engine, server: &str) {
             env: &[],
             args: &args,
         };
-        let ran = engine.run(&disk, &job);
+        let ran = engine.run(disk, &job);
         assert_eq!(
             ran.stdout,
             format!("{ROWS}|{sum}\n"),

@@ -69,6 +69,9 @@ pub enum Runtime {
     /// The same, BuildKit's runtime run under `strace -ttt -e
     /// trace=syncfs,wait4`, each call's trace in [`Docker26::traces`].
     Traced,
+    /// Nothing of ours: no runtime registered, and no file of our build
+    /// in dockerd's root, as on Docker Desktop.
+    Absent,
 }
 
 /// A Docker 26 dockerd of the test's own; stopped when dropped.
@@ -102,10 +105,12 @@ impl Docker26 {
             bind(volume, &dir.join("volume"), false);
         }
         // The runtime and the library beside it, read-only, as dockerd
-        // sees them.
+        // sees them; nothing where it is to be absent.
         let bin = dir.join("bin");
         let command = self::runtime();
-        bind(command.parent().unwrap(), &bin, true);
+        if runtime != Runtime::Absent {
+            bind(command.parent().unwrap(), &bin, true);
+        }
         let ours = bin.join(command.file_name().unwrap());
         let config = dir.join("daemon.json");
         fs::write(&config, "{}\n").expect("write daemon.json");
@@ -115,7 +120,7 @@ impl Docker26 {
             .arg(root)
             .arg(dir.path())
             .arg("dockerd");
-        if runtime != Runtime::Plain {
+        if !matches!(runtime, Runtime::Plain | Runtime::Absent) {
             let (name, mut value) = register_default(root, &dir, &config, &ours);
             if runtime == Runtime::Traced {
                 value = traced(&dir, &value);
@@ -143,6 +148,16 @@ impl Docker26 {
     /// Where [`Docker26::start_with_volume`] bound its volume.
     pub fn volume(&self) -> PathBuf {
         self.dir.join("volume")
+    }
+
+    /// dockerd's socket.
+    pub fn socket(&self) -> &Path {
+        &self.dockerd.socket
+    }
+
+    /// dockerd's pid: `/proc/PID/root` is the root it sees.
+    pub fn pid(&self) -> u32 {
+        self.dockerd.daemon.pid()
     }
 
     /// Where a [`Runtime::Traced`] daemon's traces are: `trace.PID`.

@@ -7,7 +7,10 @@
 //! seccomp rules cannot scope, so none are given). The runtime registered
 //! `configure docker --keep-binds`, no variable: a bind of a host folder
 //! is kept, a named volume (bound by Docker from its data root) eaten.
+//! A list the container gives that cannot be read (relative, empty, no
+//! mount inside) keeps every sync, and the account says which entry.
 
+use super::account::{Accounted, keep_run};
 use super::cases::{DYNAMIC, STATIC};
 use super::docker::Docker;
 use super::engine::register_as;
@@ -153,4 +156,136 @@ fn keep_binds_keeps_a_host_folder_and_eats_a_named_volume() {
     assert!(plain.0 >= u64::from(SYNCS), "runc on the bind: {}", plain.0);
     assert_kept(ours.0, plain.0, "--keep-binds: a host folder's bind");
     assert_eaten(ours.1, plain.1, "--keep-binds: a named volume");
+}
+
+/// A container whose keep list cannot be read keeps every sync (issue
+/// 45): `-e EATMYDATA_KEEP=data` (relative), `=/nonexistent` (no mount
+/// inside) and `=/data:` (an empty entry) each make the kept bind
+/// `/data`, and the other bind `/keep` too, a flush for at least 95% of
+/// their fsyncs, as under runc; the account names the entry and why,
+/// under the container in `report --json` and in the text. The control
+/// beside them, `EATMYDATA_KEEP=/data`, read: `/data` kept, `/keep`
+/// eaten, no word. One daemon for all (its API, 1.41, takes no
+/// `--annotation`: podman gives the annotation, below).
+#[test]
+fn a_container_whose_list_cannot_be_read_keeps_every_sync() {
+    let docker = Accounted::start("keep-unread");
+    let (a, b) = (
+        LoopFs::new("unread-data", 64),
+        LoopFs::new("unread-keep", 64),
+    );
+    let relative = "EATMYDATA_KEEP=data";
+    let (_, plain_a, plain_b) = keep_run(&docker, "runc", &[relative], &a, &b);
+    let cases = [
+        (relative, r#"EATMYDATA_KEEP entry "data" is relative"#),
+        (
+            "EATMYDATA_KEEP=/nonexistent",
+            r#"EATMYDATA_KEEP entry "/nonexistent" names no mount"#,
+        ),
+        (
+            "EATMYDATA_KEEP=/data:",
+            r#"EATMYDATA_KEEP entry "/data:" cannot be parsed"#,
+        ),
+        ("EATMYDATA_KEEP=/data", ""),
+    ];
+    let mut ids = vec![];
+    for (env, told) in cases {
+        let args = [env];
+        let (id, on_a, on_b) = keep_run(&docker, "eatmydata", &args, &a, &b);
+        eprintln!(
+            "keep: docker {args:?}: runc /data {plain_a} /keep {plain_b}, \
+             eatmydata /data {on_a} /keep {on_b}"
+        );
+        assert_kept(on_a, plain_a, &format!("{args:?}: /data"));
+        match told.is_empty() {
+            true => assert_eaten(on_b, plain_b, &format!("{args:?}: /keep")),
+            false => assert_kept(on_b, plain_b, &format!("{args:?}: /keep")),
+        }
+        ids.push((id, told));
+    }
+    let just_ids: Vec<String> = ids.iter().map(|(id, _)| id.clone()).collect();
+    let records = docker.records(&just_ids);
+    let text = docker.report_text();
+    for (id, told) in &ids {
+        let record = &records[id];
+        if told.is_empty() {
+            assert!(record["unread"].is_null(), "{record:#}");
+            continue;
+        }
+        let said = record["unread"].as_str().unwrap_or_default();
+        assert!(said.starts_with(told), "{told}: {record:#}");
+        assert!(said.ends_with("every sync is kept"), "{record:#}");
+        let short: String = id.chars().take(12).collect();
+        assert!(
+            text.lines()
+                .any(|line| line.contains("kept every sync") && line.contains(&short)),
+            "{text}"
+        );
+    }
+}
+
+/// The annotation `io.eatmydata.keep=relative`, through podman (the
+/// runtime by path, its account in the test's home): the kept bind
+/// `/data` and the other bind `/other` each make a flush for at least 95%
+/// of their fsyncs, as under podman's runc, and the container's record
+/// names the annotation's entry and why.
+#[test]
+fn an_annotation_that_cannot_be_read_keeps_every_sync_under_podman() {
+    // The test image, loaded as podman's own tests load it.
+    let image = &super::podman::Podman::by_path().image;
+    let (a, b) = (
+        LoopFs::new("unread-pm-data", 64),
+        LoopFs::new("unread-pm-other", 64),
+    );
+    let home = std::path::PathBuf::from(std::env::var_os(crate::common::home::HOME).unwrap());
+    let cid = home.join("unread-cid");
+    let run = |runtime: Option<&std::path::Path>| {
+        let _ = std::fs::remove_file(&cid);
+        let mut podman = super::podman();
+        if let Some(runtime) = runtime {
+            podman.arg("--runtime").arg(runtime);
+        }
+        podman
+            .args(["run", "--rm", "--network=none", "--cidfile"])
+            .arg(&cid)
+            .args(["--annotation", "io.eatmydata.keep=relative"])
+            .arg("-v")
+            .arg(format!("{}:/data", a.path().display()))
+            .arg("-v")
+            .arg(format!("{}:/other", b.path().display()))
+            .args([image, "sh", "-c", &script(DYNAMIC, "/data", "/other")])
+            .stdin(std::process::Stdio::null());
+        let on = flushes(&a, &b, || {
+            let output = podman.output().expect("run podman");
+            assert!(output.status.success(), "podman {runtime:?}: {output:?}");
+        });
+        (std::fs::read_to_string(&cid).unwrap(), on)
+    };
+    let (_, plain) = run(None);
+    let (id, ours) = run(Some(&super::at_home::runtime_at_home()));
+    eprintln!(
+        "keep: podman, annotation io.eatmydata.keep=relative: runc /data {} /other {}, \
+         eatmydata /data {} /other {}",
+        plain.0, plain.1, ours.0, ours.1
+    );
+    assert_kept(ours.0, plain.0, "annotation relative: /data");
+    assert_kept(ours.1, plain.1, "annotation relative: /other");
+    let account = home.join("account.jsonl");
+    let id = id.trim().to_owned();
+    let mut record = serde_json::Value::Null;
+    crate::common::wait_until(
+        "the container's record",
+        std::time::Duration::from_secs(60),
+        || {
+            let text = std::fs::read_to_string(&account).unwrap_or_default();
+            let found = text
+                .lines()
+                .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+                .find(|one| one["id"] == id.as_str());
+            found.map(|one| record = one).is_some()
+        },
+    );
+    let said = record["unread"].as_str().unwrap_or_default();
+    let told = r#"annotation io.eatmydata.keep entry "relative" is relative: every sync is kept"#;
+    assert_eq!(said, told, "{record:#}");
 }

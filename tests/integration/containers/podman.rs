@@ -16,15 +16,15 @@ use super::podman;
 use crate::common::TempDir;
 use crate::loopfs::LoopFs;
 
-struct Podman {
-    image: String,
+pub(super) struct Podman {
+    pub(super) image: String,
     /// With the runtime registered by name: the folder of the conf.
     registered: Option<TempDir>,
 }
 
 impl Podman {
     /// podman, given the runtime by its path.
-    fn by_path() -> Podman {
+    pub(super) fn by_path() -> Podman {
         let image = test_image();
         let conf = super::conf();
         let conf = conf.to_str().unwrap();

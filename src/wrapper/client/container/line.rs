@@ -5,7 +5,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use super::{Call, Client, Verb};
+use super::{Call, Client, Verb, options};
 
 /// Global options that take a value, of docker, podman and nerdctl.
 const VALUED: &[&str] = &[
@@ -84,10 +84,12 @@ pub fn read(command: &OsStr, args: &[OsString]) -> Option<Call> {
         at += 1;
     }
     let verb = match args.get(at).map(|a| a.as_bytes()) {
-        Some(b"run" | b"create") => Verb::Start {
-            at,
-            runtime: given_runtime(&args[at + 1..]).or_else(|| given_runtime(&globals)),
-        },
+        Some(b"run" | b"create") => {
+            let mut options = options::read(args, at + 1);
+            // podman's global --runtime, when the run names none.
+            options.runtime = options.runtime.or_else(|| given_runtime(&globals));
+            Verb::Start { at, options }
+        }
         Some(b"compose") => Verb::Compose,
         Some(b"buildx") => Verb::Build { buildx: true },
         Some(b"build" | b"builder") => Verb::Build { buildx: false },
@@ -103,8 +105,7 @@ pub fn read(command: &OsStr, args: &[OsString]) -> Option<Call> {
     })
 }
 
-/// A `--runtime` among `args` (anywhere: a run's options are not told from
-/// its command here, and a false match only leaves the line as it was).
+/// A `--runtime` among the global options `args`.
 fn given_runtime(args: &[OsString]) -> Option<OsString> {
     args.iter().enumerate().find_map(|(i, arg)| {
         let arg = arg.as_bytes();

@@ -1,5 +1,5 @@
-//! What a container client's line needs from the machine: which runtimes
-//! docker's daemon has and which is its default, which builder docker's
+//! What a container client's line needs from the machine (besides what
+//! the engine says of itself, `info.rs`): which builder docker's
 //! client picks (as docker's own CLI does: `DOCKER_BUILDKIT`, else BuildKit
 //! when its buildx component is there, else the legacy builder), which
 //! runc the daemon's BuildKit runs (`DOCKER_BUILDKIT_RUNC_COMMAND` in
@@ -10,61 +10,6 @@ use std::ffi::{OsStr, OsString};
 use std::io::Read as _;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
-
-/// What `docker info` says of the daemon's runtimes.
-#[derive(Debug, Default, PartialEq)]
-pub struct DockerRuntimes {
-    /// It has a runtime named `eatmydata`.
-    pub registered: bool,
-    /// Its default runtime is `eatmydata`: every container and every
-    /// legacy build's RUN step gets it.
-    pub default: bool,
-    /// Its default runtime's name (`runc`), when it said.
-    pub default_name: String,
-    /// docker's client has its buildx component, which makes BuildKit
-    /// its builder unless `DOCKER_BUILDKIT` says otherwise.
-    pub buildx: bool,
-}
-
-/// The `docker info` template whose output [`read_runtimes`] reads.
-const FORMAT: &str = r#"{"runtimes":{{json .Runtimes}},"default":{{json .DefaultRuntime}},"plugins":{{json .ClientInfo.Plugins}}}"#;
-
-/// The daemon's runtimes, asked with the user's `globals`; nothing when
-/// docker cannot say.
-pub fn docker_runtimes(program: &Path, globals: &[OsString]) -> DockerRuntimes {
-    let output = std::process::Command::new(program)
-        .args(globals)
-        .args(["info", "--format", FORMAT])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output();
-    // A daemon that does not answer still leaves the client's half (its
-    // plugins) said.
-    output.map_or_else(|_| DockerRuntimes::default(), |o| read_runtimes(&o.stdout))
-}
-
-/// Reads `docker info --format FORMAT`'s output.
-pub fn read_runtimes(stdout: &[u8]) -> DockerRuntimes {
-    let Ok(info) = serde_json::from_slice::<serde_json::Value>(stdout) else {
-        return DockerRuntimes::default();
-    };
-    let name = crate::runtime::REGISTERED;
-    let default = info.get("default").and_then(|d| d.as_str());
-    let plugins = info.get("plugins").and_then(|p| p.as_array());
-    DockerRuntimes {
-        registered: info.get("runtimes").is_some_and(|r| r.get(name).is_some()),
-        default: default == Some(name),
-        default_name: default.unwrap_or_default().to_owned(),
-        // A plugin that failed to load carries its error: docker then
-        // falls back as if it were missing.
-        buildx: plugins.is_some_and(|plugins| {
-            plugins.iter().any(|p| {
-                p.get("Name").and_then(|n| n.as_str()) == Some("buildx")
-                    && p.get("Err").is_none_or(|e| e.is_null())
-            })
-        }),
-    }
-}
 
 /// The builder `docker build` runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -21,7 +21,7 @@ fn the_verb_is_found_past_global_options() {
         read.verb,
         Verb::Start {
             at: 4,
-            runtime: None
+            options: RunOptions::default()
         }
     );
     assert_eq!(read.globals, strings("-H unix:///s --context c"));
@@ -30,7 +30,7 @@ fn the_verb_is_found_past_global_options() {
         nested.verb,
         Verb::Start {
             at: 1,
-            runtime: None
+            options: RunOptions::default()
         }
     );
     let podman = call("podman", "--root /r --log-level=debug run img").unwrap();
@@ -38,7 +38,7 @@ fn the_verb_is_found_past_global_options() {
         podman.verb,
         Verb::Start {
             at: 3,
-            runtime: None
+            options: RunOptions::default()
         }
     );
     let nerdctl = call("nerdctl", "-n k8s.io run img").unwrap();
@@ -46,7 +46,7 @@ fn the_verb_is_found_past_global_options() {
         nerdctl.verb,
         Verb::Start {
             at: 2,
-            runtime: None
+            options: RunOptions::default()
         }
     );
     assert_eq!(call("docker", "compose up").unwrap().verb, Verb::Compose);
@@ -70,7 +70,7 @@ fn the_verb_is_found_past_global_options() {
 #[test]
 fn a_runtime_the_user_gave_is_seen() {
     let given = |line| match call("docker", line).unwrap().verb {
-        Verb::Start { runtime, .. } => runtime,
+        Verb::Start { options, .. } => options.runtime,
         other => panic!("{other:?}"),
     };
     assert_eq!(given("run --runtime runsc img"), Some("runsc".into()));
@@ -80,6 +80,8 @@ fn a_runtime_the_user_gave_is_seen() {
     );
     assert_eq!(given("--runtime /x run img"), Some("/x".into()));
     assert_eq!(given("run --runtimex img"), None);
+    // The container's own command is not read.
+    assert_eq!(given("run img sh --runtime=x"), None);
 }
 
 fn decided(command: &str, line: &str, facts: Facts) -> Outcome {
@@ -88,9 +90,10 @@ fn decided(command: &str, line: &str, facts: Facts) -> Outcome {
 }
 
 #[test]
-fn docker_gets_the_registered_runtime_or_a_note() {
+fn docker_gets_the_registered_runtime_else_the_profile() {
     let registered = Facts {
         docker: DockerRuntimes {
+            answered: true,
             registered: true,
             ..DockerRuntimes::default()
         },
@@ -101,23 +104,30 @@ fn docker_gets_the_registered_runtime_or_a_note() {
         outcome.args,
         strings("-H unix:///s run --runtime=eatmydata --rm img")
     );
-    assert_eq!(outcome.notice, None);
-    let bare = decided("docker", "run --rm img", Facts::default());
-    assert_eq!(bare.args, strings("run --rm img"));
-    let notice = bare.notice.unwrap();
-    assert!(
-        notice.contains("sudo eatmydata --runtime configure docker"),
-        "no eatmydata-runtime link, so through the command: {notice}"
-    );
-    assert!(notice.ends_with("without eatmydata."), "{notice}");
-    let linked = Facts {
-        runtime: Some("/usr/bin/eatmydata-runtime".into()),
+    assert_eq!((outcome.notice, outcome.profile), (None, None));
+    let bare = Facts {
+        docker: DockerRuntimes {
+            answered: true,
+            seccomp: Some("builtin".into()),
+            version: "26.1.5+dfsg1".into(),
+            ..DockerRuntimes::default()
+        },
         ..Facts::default()
     };
-    let notice = decided("docker", "run --rm img", linked).notice.unwrap();
+    let outcome = decided("docker", "-H unix:///s run --rm img", bare);
+    // The line as it was until send.rs puts the profile in.
+    assert_eq!(outcome.args, strings("-H unix:///s run --rm img"));
+    let (at, profile) = outcome.profile.unwrap();
+    assert_eq!(at, 2);
+    assert_eq!(profile.engine, Engine::Docker);
+    assert_eq!(profile.version.as_deref(), Some("26.1.5+dfsg1"));
+    // A daemon that does not answer: one line, the line as it was.
+    let down = decided("docker", "run --rm img", Facts::default());
+    assert_eq!((down.args, down.profile), (strings("run --rm img"), None));
     assert!(
-        notice.contains("sudo eatmydata-runtime configure docker"),
-        "{notice}"
+        down.notice
+            .unwrap()
+            .starts_with("docker's daemon did not answer")
     );
 }
 
@@ -148,6 +158,7 @@ fn podman_and_nerdctl_get_the_runtimes_path() {
 fn what_cannot_be_inserted_is_said() {
     for (command, line, words) in [
         ("docker", "compose up", "runtime: eatmydata"),
+        ("docker", "compose up", "seccomp=FILE"),
         ("podman-compose", "up", "configure podman"),
         ("docker", "build .", "RUN eatmydata"),
         (
@@ -161,7 +172,6 @@ fn what_cannot_be_inserted_is_said() {
             "exec c sh",
             "keeps the runtime it was created with",
         ),
-        ("docker", "run --runtime=runsc img", "--runtime=runsc"),
     ] {
         let outcome = decided(command, line, Facts::default());
         assert_eq!(outcome.args, strings(line), "{line}");
@@ -182,14 +192,17 @@ fn what_cannot_be_inserted_is_said() {
 fn daemon(default: bool, builder: Builder) -> Facts {
     Facts {
         docker: DockerRuntimes {
+            answered: true,
             registered: true,
             default,
             default_name: if default { "eatmydata" } else { "runc" }.to_owned(),
             buildx: builder == Builder::BuildKit,
+            ..DockerRuntimes::default()
         },
         builder,
         buildkit_runc: BuildkitRunc::Unknown,
         runtime: Some("/usr/bin/eatmydata-runtime".into()),
+        ..Facts::default()
     }
 }
 
@@ -303,7 +316,12 @@ fn docker_info_is_read_for_the_runtimes_the_default_and_buildx() {
             registered: true,
             default: true,
             default_name: "eatmydata".into(),
+            runtimes: vec![
+                ("eatmydata".into(), "/usr/bin/eatmydata-runtime".into()),
+                ("runc".into(), "runc".into())
+            ],
             buildx: true,
+            ..DockerRuntimes::default()
         }
     );
     let plain = br#"{"runtimes":{"runc":{"path":"runc"}},"default":"runc","plugins":[]}"#;

@@ -83,6 +83,9 @@ pub struct Meta {
     /// The paths whose mounts keep their syncs (`edit/keep.rs`), as
     /// named in its `EATMYDATA_KEEP`; none in an older runtime's file.
     pub keeps: Vec<String>,
+    /// A list of its that could not be read (so every sync is kept), in a
+    /// user's words (`edit/keep.rs`).
+    pub unread: Option<String>,
 }
 
 impl Meta {
@@ -92,6 +95,7 @@ impl Meta {
             "root": self.root.to_string_lossy(), "account": self.account.to_string_lossy(),
             "created": self.created,
             "keeps": self.keeps,
+            "unread": self.unread,
             "mounts": self.mounts.iter().map(|(destination, (major, minor))| {
                 json!([destination, format!("{major}:{minor}")])
             }).collect::<Vec<_>>(),
@@ -117,6 +121,10 @@ impl Meta {
                 .filter_map(|path| Some(record::bounded(path.as_str()?)))
                 .take(PLACES_MAX)
                 .collect(),
+            unread: value
+                .get("unread")
+                .and_then(Value::as_str)
+                .map(record::bounded),
             // An older runtime's file has none.
             mounts: value
                 .get("mounts")
@@ -340,6 +348,9 @@ pub fn record_of(meta: &Meta, report: &[u8], ended: i64, host: &[mounts::Mount])
     // As the container saw them, for the account by mount.
     let mut seen: Vec<(Device, u64)> = vec![];
     let (mut kept, mut kept_unnamed): (Vec<(Device, u64)>, u64) = (vec![], 0);
+    // The runtime's reading of the lists, else the first the library's
+    // lines name (an entry that names no mount, found inside).
+    let mut unread = meta.unread.clone();
     let mut lines: Vec<&[u8]> = report.split(|&b| b == b'\n').collect();
     // After the last newline: nothing, or a line cut short.
     let open = lines.pop().unwrap_or_default();
@@ -365,6 +376,9 @@ pub fn record_of(meta: &Meta, report: &[u8], ended: i64, host: &[mounts::Mount])
         unnamed = unnamed.saturating_add(line.flushes.unnamed);
         kept.extend_from_slice(line.kept.on());
         kept_unnamed = kept_unnamed.saturating_add(line.kept.unnamed);
+        if unread.is_none() {
+            unread = line.unread.map(crate::keep::said_of);
+        }
     }
     let mut flushes: Vec<Place> = on
         .into_iter()
@@ -402,6 +416,7 @@ pub fn record_of(meta: &Meta, report: &[u8], ended: i64, host: &[mounts::Mount])
         kept_by_mount: Some(kept_by_mount),
         kept_unnamed,
         keeps: meta.keeps.clone(),
+        unread: unread.as_deref().map(record::bounded),
     }
 }
 

@@ -73,6 +73,9 @@ pub struct Record {
     /// The paths the container kept (`EATMYDATA_KEEP` as the runtime
     /// named it); none in an older record.
     pub keeps: Vec<String>,
+    /// A list the container gave that could not be read, so that it kept
+    /// every sync, in a user's words; none in an older record.
+    pub unread: Option<String>,
 }
 
 /// A list of `{"on": DESTINATION, "flushes": COUNT}`.
@@ -150,6 +153,9 @@ impl Record {
         });
         if let (Some(kept), Some(object)) = (&self.kept_by_mount, value.as_object_mut()) {
             object.insert("kept_by_mount".into(), mounts_json(kept).into());
+        }
+        if let (Some(unread), Some(object)) = (&self.unread, value.as_object_mut()) {
+            object.insert("unread".into(), bounded(unread).into());
         }
         let mut line = value.to_string();
         line.push('\n');
@@ -233,6 +239,10 @@ impl Record {
                 }
                 None => vec![],
             },
+            unread: match object.get("unread") {
+                Some(said) => Some(said.as_str().filter(|s| s.len() <= TEXT_MAX)?.to_owned()),
+                None => None,
+            },
         })
     }
 
@@ -270,6 +280,7 @@ pub mod tests {
             kept_by_mount: Some(vec![("/keep".to_owned(), 100)]),
             kept_unnamed: 1,
             keeps: vec!["/keep".to_owned()],
+            unread: None,
         }
     }
 

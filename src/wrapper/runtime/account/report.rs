@@ -375,6 +375,9 @@ fn mounts_listed(record: &Record) -> String {
             record.keeps.join(" ")
         );
     }
+    if let Some(said) = &record.unread {
+        let _ = writeln!(out, "      {said}");
+    }
     out
 }
 
@@ -436,6 +439,23 @@ fn text(
             out,
             "  kept by mount      {list} (reached the disk: {} in all)",
             estimate::flushes_word(sum.kept)
+        );
+    }
+    let unread: Vec<&Record> = records.iter().filter(|r| r.unread.is_some()).collect();
+    for record in unread.iter().take(SHOWN) {
+        let _ = writeln!(
+            out,
+            "  kept every sync    {} {}: {}",
+            short_id(record),
+            record.name,
+            record.unread.as_deref().unwrap_or_default()
+        );
+    }
+    if unread.len() > SHOWN {
+        let _ = writeln!(
+            out,
+            "  kept every sync    and {} more",
+            unread.len() - SHOWN
         );
     }
     let saved = saved(timed);
@@ -736,6 +756,24 @@ mod tests {
             ],
             "{out}"
         );
+    }
+
+    #[test]
+    fn a_container_whose_list_could_not_be_read_is_named() {
+        let said = r#"EATMYDATA_KEEP entry "data" is relative: every sync is kept"#;
+        let mut a = example("0123456789abcdef", 0);
+        a.unread = Some(said.to_owned());
+        let records = [a, example("fedcba9876543210", 90)];
+        let out = text(&sum(&records), &records, &[], None, Path::new("/a"), 0);
+        assert!(
+            out.contains(&format!("\n  kept every sync    0123456789ab db: {said}\n")),
+            "{out}"
+        );
+        assert!(out.contains(&format!("\n      {said}\n")), "{out}");
+        assert_eq!(out.matches("kept every sync ").count(), 1, "{out}");
+        let json: Value =
+            serde_json::from_str(&json_of(&sum(&records), &records, &[], None, 0)).unwrap();
+        assert_eq!(json["containers"][0]["unread"], json!(said));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! One `syncfs(2)` per file system a step wrote to. Each target (a path
-//! the engine put in the spec) is opened `O_PATH` as runc resolves it, and
-//! only a folder or a regular file is opened for reading (through its
+//! the engine put in the spec, resolved at `create`) is reached `O_PATH`
+//! following no link (a link there now is the container's), and only a
+//! folder or a regular file is opened for reading (through its
 //! descriptor, never by its name again): a device node is never opened.
 //! An overlay (a rootfs) is flushed through its upper folder, where its
 //! writes are, so that a bind on the same file system as that folder costs
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::mounts;
+use crate::runtime::input::rootfs::find_without_links;
 
 /// What a barrier did.
 #[derive(Debug, Default, PartialEq)]
@@ -79,11 +81,12 @@ fn is_overlay(file: &File) -> bool {
     done == 0 && stat.f_type as u64 == libc::OVERLAYFS_SUPER_MAGIC as u64
 }
 
-/// A descriptor for reading `path`, a folder or a regular file, opened
-/// without a second lookup of its name.
+/// A descriptor for reading `path`, a folder or a regular file, reached
+/// without following a link and opened without a second lookup of its
+/// name.
 fn readable(path: &Path) -> io::Result<File> {
-    let at = open(path, libc::O_PATH)?;
-    let meta = fs::metadata(format!("/proc/self/fd/{}", at.as_raw_fd()))?;
+    let at = find_without_links(path)?;
+    let meta = at.metadata()?;
     if !meta.is_dir() && !meta.is_file() {
         return Err(io::Error::other("not a folder or a regular file"));
     }

@@ -14,12 +14,22 @@
 //!   (under its data root), its own files (`/etc/hosts`, under `/run` or
 //!   the data root) or a tmpfs.
 //!
+//! All three are read by the one reading both products share
+//! (`protocol::read_paths`): an entry that cannot be read (relative,
+//! empty, a bind whose destination the list cannot hold) keeps every sync
+//! of the container. The runtime then names the lists as they were, so
+//! that the library reads the same entry the same way, keeps every sync
+//! and names it in its report line; an entry that names no mount inside
+//! the container only the library can find, and it does the same.
+//! `EATMYDATA_ONLY` in the environment is the library's to read; it
+//! scopes the container as a kept mount does.
+//!
 //! The seccomp rules that answer the sync calls of static programs cannot
-//! tell one descriptor's mount from another's: with any mount kept, the
-//! spec gets none of them, and a static program keeps every sync (the safe
-//! answer; the library still eats those of dynamic programs off the kept
-//! mounts). `sync()` in a dynamic program becomes `syncfs` of the kept
-//! mounts (the library's rule).
+//! tell one descriptor's mount from another's: with any list given, the
+//! spec gets none of them, and a static program keeps every sync (the
+//! safe answer; the library still eats those of dynamic programs off the
+//! kept mounts). `sync()` in a dynamic program becomes `syncfs` of the
+//! kept mounts (the library's rule).
 
 use std::path::Path;
 
@@ -96,7 +106,8 @@ fn text<'a>(value: &'a Value, key: &str) -> &'a str {
 }
 
 /// The destinations of `spec`'s binds of host folders of the user's
-/// (`is_folder` says which sources are folders on the host).
+/// (`is_folder` says which sources are folders on the host), as given:
+/// one the list cannot hold is for [`kept`] to refuse.
 pub fn binds(spec: &Value, is_folder: impl Fn(&Path) -> bool) -> Vec<String> {
     let rootfs = spec
         .get("root")
@@ -120,7 +131,6 @@ pub fn binds(spec: &Value, is_folder: impl Fn(&Path) -> bool) -> Vec<String> {
             && text(mount, "source").starts_with('/')
             && users_folder(&source, rootfs)
             && is_folder(Path::new(&source))
-            && protocol::mount_path_ok(destination.as_bytes())
         {
             kept.push(destination);
         }
@@ -128,70 +138,149 @@ pub fn binds(spec: &Value, is_folder: impl Fn(&Path) -> bool) -> Vec<String> {
     kept
 }
 
-/// The paths of `EATMYDATA_KEEP` in `env`, the last entry's.
-fn variable(env: &[Value]) -> Vec<String> {
-    let prefix = format!("{}=", protocol::KEEP);
-    let value = env
-        .iter()
+/// The value of `name` in `env`, the last entry's (runc keeps the last).
+fn variable<'a>(env: &'a [Value], name: &str) -> Option<&'a str> {
+    let prefix = format!("{name}=");
+    env.iter()
         .filter_map(Value::as_str)
         .filter_map(|e| e.strip_prefix(&prefix))
         .next_back()
-        .unwrap_or_default();
-    let paths = protocol::parse_paths(value.as_bytes());
-    paths
-        .map(|p| String::from_utf8_lossy(p).into_owned())
-        .collect()
+}
+
+/// What a container keeps, by the one reading of its lists.
+#[derive(Debug, Default, PartialEq)]
+pub struct Kept {
+    /// The mount destinations kept by name: the environment's
+    /// `EATMYDATA_KEEP`, the annotation's, the binds', each once, in that
+    /// order.
+    pub paths: Vec<String>,
+    /// A list that could not be read, in a user's words: every sync is
+    /// kept.
+    pub unread: Option<String>,
+    /// The value `EATMYDATA_KEEP` gets, when the lists could not be read:
+    /// them as they were, for the library to read as the runtime did.
+    as_given: Option<String>,
+    /// `EATMYDATA_ONLY` is set in the environment.
+    pub only: bool,
+}
+
+impl Kept {
+    /// Whether the container's syncs are scoped by mount at all: then no
+    /// seccomp rule answers them.
+    pub fn scoped(&self) -> bool {
+        !self.paths.is_empty() || self.unread.is_some() || self.only
+    }
+
+    /// The log's words: what is kept, or why everything is.
+    pub fn describe(&self) -> String {
+        let what = match (&self.unread, self.paths.is_empty()) {
+            (Some(said), _) => said.clone(),
+            (None, false) => format!("syncs kept on {}", self.paths.join(" ")),
+            (None, true) => "syncs eaten only where EATMYDATA_ONLY says".to_owned(),
+        };
+        format!(
+            "{what} (no seccomp rules: they cannot tell mounts apart, \
+             so a static program keeps every sync)"
+        )
+    }
 }
 
 /// What the container keeps: the environment's `EATMYDATA_KEEP`, the
 /// annotation's paths, and `binds` (from [`binds`], with `--keep-binds`),
-/// each once, in that order.
-pub fn kept(spec: &Value, binds: &[String]) -> Vec<String> {
+/// each read by the one reading of a list.
+pub fn kept(spec: &Value, binds: &[String]) -> Kept {
     let env = super::env_of(spec.get("process"));
     let annotation = spec
         .get("annotations")
-        .map(|a| text(a, ANNOTATION))
-        .unwrap_or_default();
-    let mut kept = variable(env);
-    let named = protocol::parse_paths(annotation.as_bytes());
-    let named = named.map(|p| String::from_utf8_lossy(p).into_owned());
-    for path in named.chain(binds.iter().cloned()) {
-        if !kept.contains(&path) {
-            kept.push(path);
+        .and_then(|a| a.get(ANNOTATION))
+        .and_then(Value::as_str);
+    let variable_value = variable(env, protocol::KEEP);
+    let lists = [
+        (protocol::KEEP, variable_value),
+        (&*format!("annotation {ANNOTATION}"), annotation),
+    ];
+    let mut kept = Kept {
+        only: variable(env, protocol::ONLY).is_some_and(|only| !only.is_empty()),
+        ..Kept::default()
+    };
+    let mut given: Vec<&str> = vec![];
+    for (source, value) in lists {
+        let Some(value) = value.filter(|value| !value.is_empty()) else {
+            continue;
+        };
+        given.push(value);
+        match protocol::read_paths(value.as_bytes()) {
+            Ok(paths) => {
+                let paths = paths.map(|path| String::from_utf8_lossy(path).into_owned());
+                kept.paths.extend(paths);
+            }
+            Err(bad) if kept.unread.is_none() => {
+                kept.unread = Some(crate::keep::said(source, bad));
+            }
+            Err(_) => {}
         }
+    }
+    for bind in binds {
+        given.push(bind);
+        if !protocol::mount_path_ok(bind.as_bytes()) && kept.unread.is_none() {
+            kept.unread = Some(format!(
+                "--keep-binds: the bind at {bind:?} cannot be named in {} (a ':' or NUL in it): \
+                 every sync is kept",
+                protocol::KEEP
+            ));
+        }
+        kept.paths.push(bind.clone());
+    }
+    let mut seen = vec![];
+    kept.paths.retain(|path| {
+        let first = !seen.contains(path);
+        seen.push(path.clone());
+        first
+    });
+    if kept.unread.is_some() {
+        // As given, a NUL made visible; still unreadable to the library.
+        let mut value = given.join(":").replace('\0', "?");
+        if protocol::read_paths(value.as_bytes()).is_ok() {
+            value.push(':');
+        }
+        kept.as_given = Some(value);
     }
     kept
 }
 
-/// Sets `EATMYDATA_KEEP` in `env` to `kept`, in place of any there: the
-/// paths that cannot be named (a colon in them) are left out, and the
-/// library keeps every sync when the list names a path on no mount.
-pub fn name(env: &mut Vec<Value>, kept: &[String]) {
-    let prefix = format!("{}=", protocol::KEEP);
-    let paths: Vec<&[u8]> = kept
-        .iter()
-        .map(|p| p.as_bytes())
-        .filter(|p| protocol::mount_path_ok(p))
-        .collect();
-    let mut value = vec![0u8; protocol::paths_len(&paths)];
-    let Some(len) = protocol::write_paths(&mut value, &paths) else {
-        return;
+/// Sets `EATMYDATA_KEEP` in `env` for `kept`, in place of any there: its
+/// paths, or the lists as given when they could not be read.
+pub fn name(env: &mut Vec<Value>, kept: &Kept) {
+    let value = match &kept.as_given {
+        Some(given) => given.clone(),
+        None => {
+            let paths: Vec<&[u8]> = kept.paths.iter().map(|p| p.as_bytes()).collect();
+            let mut value = vec![0u8; protocol::paths_len(&paths)];
+            // Read by the one reading: every path can be written again.
+            let len = protocol::write_paths(&mut value, &paths).unwrap_or_default();
+            value.truncate(len);
+            String::from_utf8_lossy(&value).into_owned()
+        }
     };
-    value.truncate(len);
+    if value.is_empty() {
+        return;
+    }
+    let prefix = format!("{}=", protocol::KEEP);
     env.retain(|e| !e.as_str().is_some_and(|e| e.starts_with(&prefix)));
-    env.push(json!(format!(
-        "{prefix}{}",
-        String::from_utf8_lossy(&value)
-    )));
+    env.push(json!(format!("{prefix}{value}")));
 }
 
 /// For an `exec`'d process of a container that keeps mounts: the
-/// container's `EATMYDATA_KEEP` (`spec`'s process), unless the process
-/// names its own.
+/// container's `EATMYDATA_KEEP` (`spec`'s process, as the runtime named
+/// it), unless the process names its own.
 pub fn pass_on(env: &mut Vec<Value>, spec: &Value) {
-    let theirs = variable(super::env_of(spec.get("process")));
-    if !theirs.is_empty() && variable(env).is_empty() {
-        name(env, &theirs);
+    let theirs = variable(super::env_of(spec.get("process")), protocol::KEEP);
+    let theirs = theirs.filter(|value| !value.is_empty());
+    let own = variable(env, protocol::KEEP).is_some_and(|value| !value.is_empty());
+    if let (Some(theirs), false) = (theirs, own) {
+        let prefix = format!("{}=", protocol::KEEP);
+        env.retain(|e| !e.as_str().is_some_and(|e| e.starts_with(&prefix)));
+        env.push(json!(format!("{prefix}{theirs}")));
     }
 }
 
@@ -251,14 +340,17 @@ mod tests {
     fn the_kept_come_from_the_variable_the_annotation_and_the_binds() {
         let spec = docker_spec(&["EATMYDATA_KEEP=/keep"], json!({ANNOTATION: "/a:/keep"}));
         let kept = kept(&spec, &["/data".to_owned()]);
-        assert_eq!(kept, ["/keep", "/a", "/data"]);
+        assert_eq!(kept.paths, ["/keep", "/a", "/data"]);
+        assert_eq!((kept.unread.as_ref(), kept.scoped()), (None, true));
         let mut env = vec![json!("PATH=/bin"), json!("EATMYDATA_KEEP=/keep")];
         name(&mut env, &kept);
         assert_eq!(
             env,
             [json!("PATH=/bin"), json!("EATMYDATA_KEEP=/keep:/a:/data")]
         );
-        assert!(super::kept(&docker_spec(&[], json!({})), &[]).is_empty());
+        let none = super::kept(&docker_spec(&[], json!({})), &[]);
+        assert_eq!(none, Kept::default());
+        assert!(!none.scoped());
         // An exec'd process gets the container's, unless it names its own.
         let container = json!({"process": {"env": ["EATMYDATA_KEEP=/keep:/a"]}});
         let mut exec = vec![json!("PATH=/bin")];
@@ -267,5 +359,29 @@ mod tests {
         let mut own = vec![json!("EATMYDATA_KEEP=/mine")];
         pass_on(&mut own, &container);
         assert_eq!(own, [json!("EATMYDATA_KEEP=/mine")]);
+        // What could not be read is passed on as it was.
+        let unread = json!({"process": {"env": ["EATMYDATA_KEEP=data"]}});
+        let mut exec = vec![json!("EATMYDATA_KEEP=")];
+        pass_on(&mut exec, &unread);
+        assert_eq!(exec, [json!("EATMYDATA_KEEP=data")]);
+    }
+
+    #[test]
+    fn a_bind_the_list_cannot_hold_keeps_every_sync() {
+        let spec = docker_spec(&["EATMYDATA_KEEP=/keep"], json!({}));
+        let kept = kept(&spec, &["/a:b".to_owned(), "/data".to_owned()]);
+        let said = kept.unread.as_deref().unwrap();
+        assert!(
+            said.contains(r#"the bind at "/a:b" cannot be named"#),
+            "{said}"
+        );
+        let mut env = vec![];
+        name(&mut env, &kept);
+        assert_eq!(env, [json!("EATMYDATA_KEEP=/keep:/a:b:/data")]);
+        // A NUL cannot reach the environment; the value still keeps all.
+        let kept = super::kept(&spec, &["/a\0b".to_owned()]);
+        let mut env = vec![];
+        name(&mut env, &kept);
+        assert_eq!(env, [json!("EATMYDATA_KEEP=/keep:/a?b:")]);
     }
 }

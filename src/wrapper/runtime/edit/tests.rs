@@ -391,3 +391,79 @@ fn a_kept_mount_leaves_the_profile_and_names_the_mounts() {
     let (plain, _) = edited(DOCKER);
     assert_ne!(plain["linux"]["seccomp"], profile);
 }
+
+/// A list the container gives that cannot be read keeps every sync: the
+/// profile is left as it is, the library is given the list as it was (it
+/// reads it the same way, keeps every sync and names it), and the log
+/// says which entry and why. `EATMYDATA_ONLY` leaves the profile too.
+#[test]
+fn a_list_that_cannot_be_read_keeps_every_sync_and_says_why() {
+    let cases = [
+        (
+            Some("data"),
+            None,
+            "EATMYDATA_KEEP=data",
+            r#"EATMYDATA_KEEP entry "data" is relative"#,
+        ),
+        (
+            Some("/data:"),
+            None,
+            "EATMYDATA_KEEP=/data:",
+            r#"EATMYDATA_KEEP entry "/data:" cannot be parsed"#,
+        ),
+        (
+            None,
+            Some("relative"),
+            "EATMYDATA_KEEP=relative",
+            r#"annotation io.eatmydata.keep entry "relative" is relative"#,
+        ),
+        (
+            Some("/keep"),
+            Some("/a::"),
+            "EATMYDATA_KEEP=/keep:/a::",
+            r#"annotation io.eatmydata.keep entry "/a::" cannot be parsed"#,
+        ),
+    ];
+    for (variable, annotation, named, said) in cases {
+        let mut spec = parse(DOCKER);
+        let profile = spec["linux"]["seccomp"].clone();
+        if let Some(value) = variable {
+            let env = spec["process"]["env"].as_array_mut().unwrap();
+            env.push(json!(format!("EATMYDATA_KEEP={value}")));
+        }
+        if let Some(value) = annotation {
+            spec["annotations"] = json!({keep::ANNOTATION: value});
+        }
+        let done = edit_config(&mut spec, &learned(Kind::Dynamic)).unwrap();
+        assert_eq!(spec["linux"]["seccomp"], profile, "{named}");
+        let env = spec["process"]["env"].as_array().unwrap();
+        let keep: Vec<_> = env
+            .iter()
+            .filter(|e| e.as_str().unwrap().starts_with("EATMYDATA_KEEP="))
+            .collect();
+        assert_eq!(keep, [&json!(named)]);
+        let told = done.describe();
+        assert!(told.contains(said), "{told}");
+        assert!(told.contains("every sync is kept"), "{told}");
+    }
+    let mut spec = parse(DOCKER);
+    let profile = spec["linux"]["seccomp"].clone();
+    let env = spec["process"]["env"].as_array_mut().unwrap();
+    env.push(json!("EATMYDATA_ONLY=/scratch"));
+    let done = edit_config(&mut spec, &learned(Kind::Dynamic)).unwrap();
+    assert_eq!(
+        spec["linux"]["seccomp"], profile,
+        "ONLY scopes the container"
+    );
+    let env = spec["process"]["env"].as_array().unwrap();
+    assert!(env.contains(&json!("EATMYDATA_ONLY=/scratch")));
+    assert!(
+        !env.iter()
+            .any(|e| e.as_str().unwrap().starts_with("EATMYDATA_KEEP"))
+    );
+    assert!(
+        done.describe().contains("EATMYDATA_ONLY"),
+        "{}",
+        done.describe()
+    );
+}

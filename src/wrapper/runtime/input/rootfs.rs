@@ -59,6 +59,36 @@ pub fn find_in(root: &File, path: &str) -> io::Result<File> {
     Ok(unsafe { File::from_raw_fd(fd) })
 }
 
+/// Finds the host's `path`, an absolute path with no link in it (one
+/// resolved when the engine made it), following none: a link put in
+/// its place since, by a container writing in a folder above it, fails
+/// with `ELOOP`. An `O_PATH` descriptor, as [`find_in`]'s.
+pub fn find_without_links(path: &Path) -> io::Result<File> {
+    let name = CString::new(path.as_os_str().as_bytes())?;
+    let how: [u64; 3] = [
+        (libc::O_PATH | libc::O_CLOEXEC) as u64,
+        0,
+        libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS,
+    ];
+    // SAFETY: `name` is a C string and `how` an open_how of the size given,
+    // both alive for the call; the result is a new descriptor or -1.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            name.as_ptr(),
+            how.as_ptr(),
+            std::mem::size_of_val(&how),
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let fd = i32::try_from(fd).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
+    // SAFETY: openat2 returned a new descriptor that nothing else owns.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
 /// Opens for reading the very file an `O_PATH` descriptor names (the same
 /// inode, whatever its path has become since), through its entry in
 /// `/proc/self/fd`.

@@ -23,8 +23,9 @@ pub const PREFIX: &str = "/usr/local/eatmydata";
 /// The command, as the host sees it.
 pub const COMMAND: &str = "/usr/local/eatmydata/bin/eatmydata";
 
-/// Copies this command and makes the link, where not there already; the
-/// runtime's path, as the host sees it.
+/// Copies this command (the file running, never by its name, which the
+/// owner of its folder may change) and makes the link, where not there
+/// already; the runtime's path, as the host sees it.
 pub fn install(host: &Host) -> Result<String, Error> {
     install_in(host, PREFIX)
 }
@@ -33,9 +34,8 @@ pub fn install(host: &Host) -> Result<String, Error> {
 /// the link `prefix/bin/eatmydata-runtime`, the library placed in
 /// `prefix/lib/eatmydata/`.
 pub fn install_in(host: &Host, prefix: &str) -> Result<String, Error> {
-    let ours = crate::library::this_program()
-        .ok_or_else(|| Error::Engine("cannot tell where this command is (no /proc?)".into()))?;
-    let bytes = fs::read(&ours).map_err(Error::io("read", &ours))?;
+    let running = Path::new(crate::library::RUNNING);
+    let bytes = crate::library::this_program_bytes().map_err(Error::io("read", running))?;
     let bin = host.own_folder(&format!("{prefix}/bin"))?;
     let (command, runtime) = (
         format!("{prefix}/bin/eatmydata"),

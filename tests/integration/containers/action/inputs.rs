@@ -173,9 +173,13 @@ fn a_tampered_release_file_is_refused() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains(&super::sha256(&tampered)), "{stdout}");
     assert!(stdout.contains(&super::sha256(&released)), "{stdout}");
-    let kept = runner.dir.join("temp/eatmydata-action");
-    let left = fs::read_dir(&kept).map(|d| d.count()).unwrap_or(0);
-    assert_eq!(left, 0, "the refused file was kept in {}", kept.display());
+    let temp = runner.dir.join("temp");
+    assert_eq!(
+        work_dirs(&temp),
+        0,
+        "the refused file was kept in {}",
+        temp.display()
+    );
 
     // The control: the same runner and tree, the file as released.
     let host = ReleaseHost::serve(&runner.dir.join("host2"), &released);
@@ -184,4 +188,153 @@ fn a_tampered_release_file_is_refused() {
     assert!(output.status.success(), "{}", said(&output));
     let installed = fs::read(Path::new(&prefix(&dir)).join("bin/eatmydata")).unwrap();
     assert!(installed == released, "installed another file");
+}
+
+/// The folders main made for its download in `folder` and left there.
+fn work_dirs(folder: &Path) -> usize {
+    let entries = fs::read_dir(folder).unwrap();
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.starts_with("eatmydata-action"))
+        .count()
+}
+
+/// Removes a folder when dropped, also when the test fails.
+struct Removed<'a>(&'a Path);
+
+impl Drop for Removed<'_> {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(self.0);
+    }
+}
+
+/// Without `RUNNER_TEMP`, main downloads into a folder of its own
+/// (`mkdtemp`: mode 0700, its user's, a fresh name) in the system's
+/// temporary folder, never into `/tmp/eatmydata-action`, which another
+/// local user may have made first to swap the file in before root copies
+/// it (security review 3, issue 45). Nobody's folder there stays empty,
+/// the file as released is installed, and main leaves no folder behind.
+#[test]
+fn without_runner_temp_the_download_folder_is_main_s_own() {
+    let planted = Path::new("/tmp/eatmydata-action");
+    assert!(
+        planted.symlink_metadata().is_err(),
+        "{} is there already: remove it (a test's or an Action's left behind)",
+        planted.display()
+    );
+    fs::create_dir(planted).unwrap();
+    let _removed = Removed(planted);
+    fs::set_permissions(planted, fs::Permissions::from_mode(0o777)).unwrap();
+    chown(planted, Some(65534), Some(65534)).unwrap();
+    let dir = RunDir::new("action-no-temp");
+    let mut runner = Runner::new("action-no-temp");
+    runner.env.remove("RUNNER_TEMP");
+    let released = fs::read(command()).unwrap();
+    let action = checkout(runner.dir.path(), &released);
+    let host = ReleaseHost::serve(&runner.dir.join("host"), &released);
+    runner.input("prefix", &prefix(&dir));
+    runner.input("docker", "false");
+    runner.input("apt", "false");
+    runner.input("release-url", &host.url());
+    let before = work_dirs(Path::new("/tmp"));
+    let output = main(&runner, &action, None);
+    assert!(output.status.success(), "{}", said(&output));
+    let installed = fs::read(Path::new(&prefix(&dir)).join("bin/eatmydata")).unwrap();
+    assert!(installed == released, "installed another file");
+    let written: Vec<_> = fs::read_dir(planted).unwrap().collect();
+    assert!(
+        written.is_empty(),
+        "main wrote in another user's folder: {written:?}"
+    );
+    assert_eq!(
+        work_dirs(Path::new("/tmp")),
+        before,
+        "a folder left in /tmp"
+    );
+}
+
+/// Stands for `sudo -n`: appends to RECORD the program it was asked to
+/// run as root and the environment that program would get (sudo resets
+/// the caller's, unless `-E` keeps it; then `env -i NAME=VALUE...`), and
+/// runs nothing (`sudo -n true` answers yes).
+const SUDO: &str = r#"#!/usr/bin/python3
+import os, sys
+args = sys.argv[1:]
+if args[:1] != ["-n"]:
+    sys.exit(1)
+args = args[1:]
+if args == ["true"]:
+    sys.exit(0)
+env = {"PATH": "/usr/bin:/bin"}
+if args[:1] == ["-E"]:
+    env, args = dict(os.environ), args[1:]
+if args[:1] == ["env"]:
+    args = args[1:]
+    if args[:1] == ["-i"]:
+        env, args = {}, args[1:]
+    while args and "=" in args[0]:
+        name, value = args.pop(0).split("=", 1)
+        env[name] = value
+with open("RECORD", "a") as record:
+    record.write(" ".join(args[:2]) + "\n")
+    record.write("".join(f"{k}={v}\n" for k, v in sorted(env.items())) + "\n")
+sys.exit(1)
+"#;
+
+/// A runner's user (not root) has main's steps run as root through
+/// `sudo -n`, which gives root a PATH of the system's folders and the
+/// variables naming the Docker daemon, never the job's whole environment
+/// (security review 3, issue 45: `sudo -n -E`, whose PATH could name
+/// folders the job's user writes).
+#[test]
+fn root_s_steps_get_only_what_they_need_of_the_job_s_environment() {
+    let dir = RunDir::new("action-sudo");
+    let mut runner = Runner::new("action-sudo");
+    let action = checkout(dir.path(), b"");
+    let stub = dir.join("stub");
+    fs::create_dir(&stub).unwrap();
+    let record = dir.join("record");
+    fs::write(&record, "").unwrap();
+    chown(&record, Some(65534), Some(65534)).unwrap();
+    fs::write(
+        stub.join("sudo"),
+        SUDO.replace("RECORD", record.to_str().unwrap()),
+    )
+    .unwrap();
+    fs::set_permissions(stub.join("sudo"), fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:/usr/bin:/bin", stub.display());
+    runner.env.insert("PATH".into(), path);
+    runner.env.insert("JOB_SECRET".into(), "s3cr3t".into());
+    runner
+        .env
+        .insert("DOCKER_HOST".into(), "unix:///run/elsewhere.sock".into());
+    runner.input("prefix", &prefix(&dir));
+    runner.input("docker", "false");
+    runner.input("apt", "false");
+    runner.input("path", command().to_str().unwrap());
+    fs::set_permissions(runner.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    for file in ["GITHUB_STATE", "GITHUB_STEP_SUMMARY"] {
+        chown(&runner.env[file], Some(65534), Some(65534)).unwrap();
+    }
+    chown(runner.dir.join("temp"), Some(65534), Some(65534)).unwrap();
+    let output = main(&runner, &action, Some(65534));
+    let record = fs::read_to_string(&record).unwrap();
+    assert!(
+        record.starts_with("sh "),
+        "no step asked root: {record}{}",
+        said(&output)
+    );
+    assert!(record.contains("/action/install.sh\n"), "{record}");
+    assert!(
+        !record.contains("s3cr3t"),
+        "root got the job's environment: {record}"
+    );
+    assert!(
+        record.contains("\nPATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"),
+        "{record}"
+    );
+    assert!(
+        record.contains("\nDOCKER_HOST=unix:///run/elsewhere.sock\n"),
+        "{record}"
+    );
 }

@@ -192,3 +192,68 @@ fn pyyaml_and_npm_yaml_parse_action_yml() {
         assert!(repository().join("action").join(script).is_file());
     }
 }
+
+/// The release workflow as security review 3 (issue 45) read it: a write
+/// token only in a job that builds nothing (building runs every
+/// dependency's build script), every action pinned by a full commit SHA
+/// (a tag of theirs can move), and no tag of ours moved (no force).
+#[test]
+fn the_release_workflow_writes_only_where_it_publishes_and_pins_by_commit() {
+    let file = repository().join(".github/workflows/release.yml");
+    let python = Command::new(format!("{VENV}/python"))
+        .args([
+            "-c",
+            "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(python.status.success(), "PyYAML: {}", said(&python));
+    let workflow: serde_json::Value = serde_json::from_slice(&python.stdout).unwrap();
+    let writes = |permissions: &serde_json::Value| match permissions {
+        serde_json::Value::String(all) => all == "write-all",
+        serde_json::Value::Object(each) => each.values().any(|v| v == "write"),
+        _ => false,
+    };
+    let top = &workflow["permissions"];
+    assert!(
+        !top.is_null() && !writes(top),
+        "the workflow's token: {top}"
+    );
+    let mut publishers = 0;
+    for (name, job) in workflow["jobs"].as_object().unwrap() {
+        let steps = job["steps"].as_array().unwrap();
+        let run: String = steps
+            .iter()
+            .filter_map(|step| step["run"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let builds = ["scripts/release", "cargo ", "make "]
+            .iter()
+            .any(|b| run.contains(b));
+        let permissions = &job["permissions"];
+        let job_writes = writes(permissions) || (permissions.is_null() && writes(top));
+        assert!(
+            !(builds && job_writes),
+            "job {name} builds with a write token"
+        );
+        publishers += usize::from(job_writes);
+        for used in steps.iter().filter_map(|step| step["uses"].as_str()) {
+            let pinned = used
+                .split_once('@')
+                .is_some_and(|(_, at)| at.len() == 40 && at.bytes().all(|b| b.is_ascii_hexdigit()));
+            assert!(pinned, "job {name}: {used} is not pinned by commit");
+        }
+        for line in run
+            .lines()
+            .filter(|l| l.contains("git tag") || l.contains("git push"))
+        {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let forced = words.iter().any(|w| {
+                *w == "--force" || (w.starts_with('-') && !w.starts_with("--") && w.contains('f'))
+            });
+            assert!(!forced, "job {name} moves a tag: {line}");
+        }
+    }
+    assert_eq!(publishers, 1, "one job publishes");
+}

@@ -14,6 +14,7 @@ fn meta(id: &str, account: &Path) -> Meta {
             ("/keep".to_owned(), (7, 4)),
         ],
         keeps: vec!["/keep".to_owned()],
+        unread: None,
     }
 }
 
@@ -33,7 +34,14 @@ fn line(pid: u64, fsyncs: u64, on: &[(Device, u64)]) -> String {
 fn kept_line(pid: u64, fsyncs: u64, on: &[(Device, u64)], kept: &[(Device, u64)]) -> String {
     let mut out = [0; protocol::REPORT_LINE_MAX];
     let counts = [fsyncs, 1, 0, 0, 0, 0, 0];
-    let len = protocol::write_report(&mut out, pid, b"sh", &counts, &flushes(on), &flushes(kept));
+    let len = protocol::write_report(
+        &mut out,
+        pid,
+        b"sh",
+        &counts,
+        (&flushes(on), &flushes(kept)),
+        None,
+    );
     String::from_utf8(out[..len].to_vec()).unwrap()
 }
 

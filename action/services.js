@@ -1,0 +1,247 @@
+// The job's `services:`, recreated under the runtime. The runner creates
+// and starts them before any step (so nothing a step installs reaches
+// them), each with its label (a bare hexadecimal key), on the job's
+// network (github_network_<hex>) under its alias, with host ports
+// published before any step. Each one found is recreated as it was made
+// (container.js: the same image, name, network and aliases, the host
+// ports the runner published, environment, volumes and options) under
+// the runtime, once Docker has created the copy and it matches the
+// original field for field; the original is stopped (cleanly) and kept
+// under another name for the runner's own clean-up, the copy takes its
+// name and starts, and is waited for until healthy. A service that cannot
+// be copied stays as it was, with one warning saying why. Post removes
+// the copies, so that the runner's removal of the job's network works.
+//
+// Run alone (what tests do), with DOCKER_HOST honoured:
+//   node action/services.js recreate RUNTIME   prints what it did as JSON
+//   node action/services.js remove JSON        JSON: what recreate printed
+'use strict';
+
+const { spawnSync } = require('child_process');
+const container = require('./container.js');
+const { asRoot } = require('./common.js');
+
+const { Unreadable } = container;
+
+// How long a copy may take to become healthy before it is given up.
+const HEALTHY_WITHIN_MS = 300000;
+// How long a service gets to stop cleanly (a database's shutdown).
+const STOP_SECONDS = '30';
+
+// `docker ARGS` as root (through `sudo -n` when not root, with only the
+// daemon's variables of the job's environment: common.js asRoot): its
+// status and output.
+function docker(args) {
+  const command = asRoot(['docker', ...args]);
+  const result = spawnSync(command[0], command.slice(1), {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+    timeout: 120000,
+  });
+  if (result.error) throw result.error;
+  return result;
+}
+
+// `docker ARGS` that must succeed: its stdout, trimmed.
+function ok(args) {
+  const result = docker(args);
+  if (result.status !== 0) {
+    const said = (result.stderr || '').trim().split('\n').pop();
+    throw new Error(`docker ${args[0]} ${args[1] || ''}: ${said}`);
+  }
+  return result.stdout.trim();
+}
+
+function inspect(ids, kind = 'container') {
+  if (ids.length === 0) return [];
+  const text = ok([kind, 'inspect', ...ids]);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Unreadable(`docker ${kind} inspect gave no JSON`);
+  }
+}
+
+// The job's service containers, as the runner made them: running, with a
+// label whose key is bare hexadecimal and whose value is empty, on one
+// github_network_<hex> network with an alias there. The job container
+// has the same label and network but no alias.
+function find() {
+  const ids = ok(['ps', '--no-trunc', '--quiet', '--filter', 'status=running']).split('\n').filter(Boolean);
+  const found = [];
+  for (const id of ids) {
+    let info;
+    try {
+      [info] = inspect([id]);
+    } catch (error) {
+      // Gone meanwhile, or unreadable: not a service we can tell.
+      continue;
+    }
+    if (container.serviceOf(info)) found.push(info);
+  }
+  return found;
+}
+
+function sleep(ms) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+// Waits until `id` is healthy (or running, without a health check):
+// null, or why not.
+function healthy(id, within) {
+  const deadline = Date.now() + within;
+  for (;;) {
+    const [info] = inspect([id]);
+    const state = info.State || {};
+    if (!state.Running) return `it stopped (exit ${state.ExitCode})`;
+    const health = state.Health ? state.Health.Status : '';
+    if (health === '' || health === 'healthy') return null;
+    if (health === 'unhealthy') return 'its health check says unhealthy';
+    if (Date.now() > deadline) return `not healthy within ${within / 1000} s`;
+    sleep(500);
+  }
+}
+
+// The end of a container's log, for a warning.
+function logTail(id) {
+  const result = docker(['logs', '--tail', '5', id]);
+  return `${result.stdout || ''}${result.stderr || ''}`.trim().replace(/\s*\n\s*/g, ' | ');
+}
+
+// One service recreated under `runtime`, or left as it was: what was done.
+function recreateOne(original, runtime, within) {
+  const service = container.serviceOf(original);
+  const name = original.Name.replace(/^\//, '');
+  const done = { name, alias: service.alias, image: original.Config.Image, original: original.Id };
+  const started = Date.now();
+  if (original.HostConfig.Runtime === runtime) return { ...done, already: true };
+  let copy;
+  try {
+    const [image] = inspect([original.Image], 'image');
+    const args = container.createArgs(original, image);
+    copy = ok(['create', '--name', `${name}-eatmydata`, '--runtime', runtime, ...args]);
+    const [made] = inspect([copy]);
+    const differs = container.differences(original, made, runtime);
+    if (differs.length > 0) {
+      throw new Unreadable(`its copy would differ in ${differs.join(', ')}`);
+    }
+  } catch (error) {
+    if (copy) docker(['rm', '--force', copy]);
+    return { ...done, left: error.message };
+  }
+  // From here the original is stopped: any failure starts it again.
+  const kept = `${name}-before-eatmydata`;
+  try {
+    ok(['stop', '--time', STOP_SECONDS, original.Id]);
+    ok(['rename', original.Id, kept]);
+    ok(['rename', copy, name]);
+    const start = docker(['start', copy]);
+    const why = start.status === 0 ? healthy(copy, within) : (start.stderr || '').trim().split('\n').pop();
+    if (why) throw new Error(`its copy under ${runtime} did not come up: ${why} (${logTail(copy)})`);
+  } catch (error) {
+    docker(['rm', '--force', copy]);
+    docker(['rename', original.Id, name]);
+    let again = 'could not be started again';
+    if (docker(['start', original.Id]).status === 0) {
+      // Ports the runner left to Docker may come back on other host ports.
+      const ports = container.hostPorts(inspect([original.Id])[0]);
+      const moved = Object.keys(ports).filter((port) => ports[port] !== container.hostPorts(original)[port]);
+      again = moved.length ? `started again, ${moved.join(', ')} now on host ports ${moved.map((p) => ports[p]).join(', ')}` : 'started again';
+    }
+    return { ...done, left: `${error.message}; the original ${again}` };
+  }
+  const [info] = inspect([copy]);
+  return {
+    ...done,
+    id: copy,
+    kept,
+    ports: container.hostPorts(info),
+    seconds: Number(((Date.now() - started) / 1000).toFixed(1)),
+  };
+}
+
+// Every service found, recreated under `runtime` or left: what was done.
+function recreate(runtime, within = HEALTHY_WITHIN_MS) {
+  return find().map((original) => recreateOne(original, runtime, within));
+}
+
+// The copies stopped (so that the runtime counts their runs) and removed;
+// their logs shown first, as the runner shows its services' logs. What
+// cannot be removed is said, never fatal.
+function remove(done) {
+  const said = [];
+  const copies = done.filter((service) => service.id);
+  if (copies.length === 0) return said;
+  for (const service of copies) {
+    const logs = docker(['logs', '--details', service.id]);
+    said.push(`::group::eatmydata: the logs of service ${service.alias} (${service.name}) under eatmydata`);
+    said.push(`${logs.stdout || ''}${logs.stderr || ''}`.trimEnd());
+    said.push('::endgroup::');
+  }
+  const ids = copies.map((service) => service.id);
+  docker(['stop', '--time', STOP_SECONDS, ...ids]);
+  const removed = docker(['rm', '--force', ...ids]);
+  if (removed.status !== 0) {
+    said.push(`::warning::eatmydata: could not remove the recreated services: ${(removed.stderr || '').trim()}`);
+  }
+  return said;
+}
+
+// What the job's log says of each: one line.
+function lines(done, runtime) {
+  return done.map((service) => {
+    if (service.already) return `eatmydata: service ${service.alias} (${service.name}) already runs under ${runtime}`;
+    if (service.left) {
+      return `::warning::eatmydata: service ${service.alias} (${service.name}) left as it was, not under ${runtime}: ${service.left}`;
+    }
+    const ports = Object.entries(service.ports)
+      .map(([port, host]) => `${port} on ${host}`)
+      .join(', ');
+    return (
+      `eatmydata: service ${service.alias} (${service.image}) recreated under ${runtime}, ready in ${service.seconds} s` +
+      (ports ? `: ports ${ports}, as before` : '')
+    );
+  });
+}
+
+// The summary's section: a table of the services, recreated or not.
+function markdown(done) {
+  if (done.length === 0) return '';
+  const rows = done.map((service) => {
+    const ports = service.ports ? Object.entries(service.ports).map(([port, host]) => `${port} → ${host}`) : [];
+    let how = 'recreated under eatmydata';
+    if (service.already) how = 'already under eatmydata';
+    if (service.left) how = `left as it was: ${service.left}`;
+    return `| ${service.alias} | \`${service.image}\` | ${ports.join(', ')} | ${how.replace(/\|/g, '\\|')} |`;
+  });
+  return [
+    '',
+    '### Service containers',
+    '',
+    '| Service | Image | Ports | |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+}
+
+module.exports = { Unreadable, find, lines, markdown, recreate, remove };
+
+if (require.main === module) {
+  const [verb, argument] = process.argv.slice(2);
+  try {
+    if (verb === 'recreate' && argument) {
+      const done = recreate(argument);
+      for (const line of lines(done, argument)) process.stderr.write(`${line}\n`);
+      process.stdout.write(`${JSON.stringify(done)}\n`);
+    } else if (verb === 'remove' && argument) {
+      for (const line of remove(JSON.parse(argument))) process.stderr.write(`${line}\n`);
+    } else {
+      process.stderr.write('eatmydata: services.js recreate RUNTIME | remove JSON\n');
+      process.exitCode = 2;
+    }
+  } catch (error) {
+    process.stderr.write(`eatmydata: ${error.message}\n`);
+    process.exitCode = 1;
+  }
+}

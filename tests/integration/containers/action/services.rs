@@ -1,0 +1,479 @@
+//! A job's `services:` as actions/runner makes them, on a dockerd of the
+//! test's own in a network namespace of its own: the job's network
+//! (`docker network create --label HEX github_network_<hex>`) and each
+//! service by the runner's `docker create` line (`--name
+//! ALIAS_IMAGE_HEX --label HEX --network ... --network-alias ALIAS -p
+//! PORT` without a host port, the workflow's `options:` with its
+//! `--health-*`, `-e` each variable and `GITHUB_ACTIONS`/`CI`, `-v` each
+//! volume), started and waited for until healthy as the runner does,
+//! before any step. The images are the stand-ins for `postgres` and
+//! `mariadb` (`standin.rs`), each service's data on a loop device of its
+//! own (a `volumes:` bind), so that its flushes can be counted.
+//!
+//! Then the Action's main, through `@github/local-action`: both
+//! databases are recreated under the runtime, answer on their alias and
+//! on the host port the runner published, keep what they held, and the
+//! same transactions that flushed under runc before (beside a floor, the
+//! server told not to sync) flush no more than the floor allows. A third
+//! service with an option the copy cannot carry (`--link-local-ip`) is left
+//! running, untouched, with one warning; the job's own container (the
+//! label and network, no alias) is no service, and untouched. Post
+//! removes the copies and the summary names all three; the runner's own
+//! clean-up (its containers by id, then the network) then succeeds.
+
+use std::io::Write as _;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use super::{runner_on, said};
+use crate::common::Flushes;
+use crate::containers::account::{Accounted, IMAGE};
+use crate::containers::standin::standins;
+use crate::loopfs::LoopFs;
+
+/// The runner's label: six hexadecimal digits of its folder's hash.
+const LABEL: &str = "5e1f0a";
+/// The job's network, as the runner names it.
+const NETWORK: &str = "github_network_6f1c0e4b9a2d4c7e8b3a5d0f1e2c3b4a";
+const PASSWORD: &str = "test-secret";
+/// Transactions per workload, each its own commit (its own flush).
+const ROWS: u64 = 200;
+
+/// A database service and how a client reaches it.
+struct Database {
+    alias: &'static str,
+    name: String,
+    /// The port inside, as `ports:` gives it.
+    port: &'static str,
+}
+
+impl Database {
+    fn postgres() -> Database {
+        Database {
+            alias: "postgres",
+            name: "postgres_eatmydatatestpostgres_3c9d2e".into(),
+            port: "5432",
+        }
+    }
+
+    fn mariadb() -> Database {
+        Database {
+            alias: "mariadb",
+            name: "mariadb_eatmydatatestmariadb_7a41b0".into(),
+            port: "3306",
+        }
+    }
+
+    /// The client's command line for `host:port`: reads SQL on stdin,
+    /// prints rows one a line.
+    fn client(&self, host: &str, port: &str) -> Vec<String> {
+        let line = if self.alias == "postgres" {
+            format!(
+                "PGPASSWORD={PASSWORD} psql -h {host} -p {port} -U postgres -d app -X -q -A -t -v ON_ERROR_STOP=1"
+            )
+        } else {
+            format!("mariadb -h {host} -P {port} -uroot -p{PASSWORD} app -N -B")
+        };
+        vec!["sh".into(), "-c".into(), line]
+    }
+
+    /// SQL that turns the server's flushes off (`false`) or on again.
+    fn syncing(&self, on: bool) -> &'static str {
+        match (self.alias, on) {
+            ("postgres", false) => {
+                "alter system set fsync = off;\nalter system set synchronous_commit = off;\nselect pg_reload_conf();\nselect pg_sleep(1);\n"
+            }
+            ("postgres", true) => {
+                "alter system reset fsync;\nalter system reset synchronous_commit;\nselect pg_reload_conf();\nselect pg_sleep(1);\n"
+            }
+            (_, false) => "set global innodb_flush_log_at_trx_commit = 0;\n",
+            (_, true) => "set global innodb_flush_log_at_trx_commit = 1;\n",
+        }
+    }
+}
+
+/// ROWS inserts into `table`, each its own transaction.
+fn inserts(table: &str) -> String {
+    (0..ROWS)
+        .map(|i| format!("insert into {table} values ({i});\n"))
+        .collect()
+}
+
+/// `sql` run by a client container on the job's network against
+/// `host:port` of `db`: what it printed.
+fn query(docker: &Accounted, db: &Database, host: &str, port: &str, sql: &str) -> String {
+    let mut client = docker
+        .docker()
+        .args([
+            "run",
+            "--rm",
+            "-i",
+            "--network",
+            NETWORK,
+            "--entrypoint",
+            "",
+        ])
+        .arg(&standins().postgres)
+        .args(db.client(host, port))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    client
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(sql.as_bytes())
+        .unwrap();
+    let output = client.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{} at {host}:{port}: {}",
+        db.alias,
+        said(&output)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+/// Waits (5 minutes at most) until `name` is healthy, as the runner
+/// waits for its services.
+fn wait_healthy(docker: &Accounted, name: &str) {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let health = docker.ok(&["inspect", "--format", "{{.State.Health.Status}}", name]);
+        if health == "healthy" {
+            return;
+        }
+        if Instant::now() > deadline || health == "unhealthy" {
+            let logs = docker
+                .docker()
+                .args(["logs", "--tail", "30", name])
+                .output();
+            let state = inspect(docker, "{{json .State}}", name);
+            panic!("{name} is {health}: {state}\n{}", said(&logs.unwrap()));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// The runner's `docker create` of a service, then `docker start`.
+fn create_service(docker: &Accounted, name: &str, alias: &str, args: &[&str]) {
+    let mut line = vec![
+        "create",
+        "--name",
+        name,
+        "--label",
+        LABEL,
+        "--network",
+        NETWORK,
+        "--network-alias",
+        alias,
+    ];
+    line.extend(args);
+    docker.ok(&line);
+    docker.ok(&["start", name]);
+}
+
+/// The flushes of `sql` on `disk`.
+fn flushes(disk: &LoopFs, run: impl FnOnce() -> String) -> u64 {
+    disk.flushes_during(|| {
+        run();
+    })
+}
+
+fn inspect(docker: &Accounted, format: &str, name: &str) -> String {
+    docker.ok(&["inspect", "--format", format, name])
+}
+
+#[test]
+fn the_action_recreates_the_jobs_services_under_the_runtime() {
+    let docker = Accounted::start_isolated("action-services");
+    let images = standins();
+    images.load(|| docker.docker());
+    docker.ok(&["network", "create", "--label", LABEL, NETWORK]);
+    let postgres = Database::postgres();
+    let mariadb = Database::mariadb();
+    let pg_disk = LoopFs::new("action-postgres", 160);
+    let maria_disk = LoopFs::new("action-mariadb", 400);
+    // A folder of each disk (its root holds lost+found, which initdb refuses).
+    let bind = |disk: &LoopFs, inside: &str| {
+        std::fs::create_dir_all(disk.join("data")).unwrap();
+        format!("{}:{inside}", disk.join("data").display())
+    };
+    let pg_volume = bind(&pg_disk, "/var/lib/postgresql/data");
+    let pg_env = format!("POSTGRES_PASSWORD={PASSWORD}");
+    create_service(
+        &docker,
+        &postgres.name,
+        postgres.alias,
+        &[
+            "-p",
+            "5432",
+            "--health-cmd",
+            "pg_isready",
+            "--health-interval",
+            "1s",
+            "--health-timeout",
+            "5s",
+            "--health-retries",
+            "60",
+            "-e",
+            &pg_env,
+            "-e",
+            "POSTGRES_DB=app",
+            "-e",
+            "GITHUB_ACTIONS=true",
+            "-e",
+            "CI=true",
+            "-v",
+            &pg_volume,
+            "-v",
+            "/scratch",
+            &images.postgres,
+        ],
+    );
+    let maria_volume = bind(&maria_disk, "/var/lib/mysql");
+    let maria_env = format!("MYSQL_ROOT_PASSWORD={PASSWORD}");
+    create_service(
+        &docker,
+        &mariadb.name,
+        mariadb.alias,
+        &[
+            "-p",
+            "3306",
+            "--health-cmd",
+            "healthcheck.sh --connect --innodb_initialized",
+            "--health-interval",
+            "1s",
+            "--health-timeout",
+            "5s",
+            "--health-retries",
+            "90",
+            "-e",
+            &maria_env,
+            "-e",
+            "MARIADB_DATABASE=app",
+            "-e",
+            "GITHUB_ACTIONS=true",
+            "-e",
+            "CI=true",
+            "-v",
+            &maria_volume,
+            &images.mariadb,
+        ],
+    );
+    // One the copy cannot carry: left as it was.
+    let cache = "cache_eatmydatatestaccount_e0c4f1";
+    create_service(
+        &docker,
+        cache,
+        "cache",
+        &[
+            "-i",
+            "--entrypoint",
+            "/bin/hold",
+            "--link-local-ip",
+            "169.254.77.1",
+            "-e",
+            "GITHUB_ACTIONS=true",
+            "-e",
+            "CI=true",
+            IMAGE,
+        ],
+    );
+    // The job's own container, as the runner makes it: its label and
+    // network, no alias, the work folder; never a service.
+    let job = "2b7c41d9e0a54f6b8c3d2e1f0a9b8c7d_eatmydatatestaccount_91e2aa";
+    docker.ok(&[
+        "create",
+        "--name",
+        job,
+        "--label",
+        LABEL,
+        "--workdir",
+        "/__w/repo/repo",
+        "--network",
+        NETWORK,
+        "-i",
+        "-e",
+        "HOME=/github/home",
+        "-e",
+        "GITHUB_ACTIONS=true",
+        "-e",
+        "CI=true",
+        "--entrypoint",
+        "/bin/hold",
+        IMAGE,
+    ]);
+    docker.ok(&["start", job]);
+    for db in [&postgres, &mariadb] {
+        wait_healthy(&docker, &db.name);
+    }
+    let gateway = docker.ok(&[
+        "network",
+        "inspect",
+        "--format",
+        "{{(index .IPAM.Config 0).Gateway}}",
+        NETWORK,
+    ]);
+    let host_port = |db: &Database| {
+        inspect(
+            &docker,
+            &format!(
+                "{{{{(index (index .NetworkSettings.Ports \"{}/tcp\") 0).HostPort}}}}",
+                db.port
+            ),
+            &db.name,
+        )
+    };
+    let ports_before = [host_port(&postgres), host_port(&mariadb)];
+    let cache_before = inspect(&docker, "{{.Id}} {{.State.StartedAt}}", cache);
+    let job_before = inspect(&docker, "{{.Id}} {{.State.StartedAt}}", job);
+    docker.ok(&[
+        "exec",
+        &postgres.name,
+        "sh",
+        "-c",
+        "echo before > /scratch/kept",
+    ]);
+
+    // Under runc, as the runner started them: the floor, then the control.
+    let mut counts = Vec::new();
+    for (db, disk) in [(&postgres, &pg_disk), (&mariadb, &maria_disk)] {
+        let sql = |text: &str| query(&docker, db, db.alias, db.port, text);
+        let tables = ["floor", "control", "eaten"]
+            .map(|table| format!("create table {table} (x int primary key);\n"))
+            .concat();
+        sql(&tables);
+        sql(db.syncing(false));
+        let floor = flushes(disk, || sql(&inserts("floor")));
+        sql(db.syncing(true));
+        let control = flushes(disk, || sql(&inserts("control")));
+        counts.push((floor, control));
+    }
+
+    let (mut runner, _host, action) = runner_on(&docker, "action-services-runner");
+    let main = runner.local_action(&action, "main.js");
+    let log = said(&main);
+    assert!(main.status.success(), "local-action main: {log}");
+    eprintln!("{log}");
+    for db in [&postgres, &mariadb] {
+        let line = format!("service {} (eatmydata-test/", db.alias);
+        assert!(log.contains(&line), "{line} in {log}");
+        assert_eq!(
+            inspect(&docker, "{{.HostConfig.Runtime}}", &db.name),
+            "eatmydata"
+        );
+        let kept = format!("{}-before-eatmydata", db.name);
+        assert_eq!(inspect(&docker, "{{.State.Status}}", &kept), "exited");
+    }
+    let warnings: Vec<&str> = log.lines().filter(|l| l.contains("::warning::")).collect();
+    assert_eq!(warnings.len(), 1, "one warning, for cache: {log}");
+    assert!(
+        warnings[0].contains("service cache") && warnings[0].contains("IPAMConfig"),
+        "{log}"
+    );
+    assert_eq!(
+        inspect(&docker, "{{.Id}} {{.State.StartedAt}}", cache),
+        cache_before,
+        "the service left as it was was touched"
+    );
+    assert_eq!(inspect(&docker, "{{.HostConfig.Runtime}}", cache), "runc");
+    assert!(!log.contains(job), "the job container is no service: {log}");
+    assert_eq!(
+        inspect(&docker, "{{.Id}} {{.State.StartedAt}}", job),
+        job_before,
+        "the job container was touched"
+    );
+    assert_eq!(
+        [host_port(&postgres), host_port(&mariadb)],
+        ports_before,
+        "the host ports the runner published changed"
+    );
+    let kept = docker.ok(&["exec", &postgres.name, "cat", "/scratch/kept"]);
+    assert_eq!(kept, "before", "the anonymous volume's data");
+
+    // Under the runtime: the same transactions, by alias; all there, also
+    // through the host port the runner published.
+    for (((db, disk), (floor, control)), port) in [(&postgres, &pg_disk), (&mariadb, &maria_disk)]
+        .into_iter()
+        .zip(counts)
+        .zip(&ports_before)
+    {
+        let eaten = flushes(disk, || {
+            query(&docker, db, db.alias, db.port, &inserts("eaten"))
+        });
+        Flushes {
+            control,
+            floor,
+            eaten,
+        }
+        .assert_eaten(
+            ROWS,
+            &format!("the {} service recreated by the action", db.alias),
+        );
+        let all = "select count(*) from floor;\nselect count(*) from control;\nselect count(*) from eaten;\n";
+        let rows = query(&docker, db, &gateway, port, all);
+        assert_eq!(rows, format!("{ROWS}\n{ROWS}\n{ROWS}"), "{} rows", db.alias);
+    }
+
+    runner
+        .env
+        .insert("TMPDIR".into(), pg_disk.path().to_str().unwrap().into());
+    let post = runner.local_action(&action, "post.js");
+    let log = said(&post);
+    assert!(post.status.success(), "local-action post: {log}");
+    let summary = runner.summary();
+    eprintln!("{summary}");
+    assert!(summary.contains("### Service containers"), "{summary}");
+    for alias in ["postgres", "mariadb"] {
+        let row = summary
+            .lines()
+            .find(|line| line.starts_with(&format!("| {alias} |")))
+            .unwrap_or_else(|| panic!("no row for {alias}: {summary}"));
+        assert!(row.contains("recreated under eatmydata"), "{row}");
+    }
+    assert!(
+        summary.contains("| cache |") && summary.contains("left as it was"),
+        "{summary}"
+    );
+    // The account counted the copies' runs (post stopped them first).
+    for db in [&postgres, &mariadb] {
+        let row = summary
+            .lines()
+            .find(|line| line.contains(&format!("| `{}` |", db.name)))
+            .unwrap_or_else(|| panic!("{} not in the account: {summary}", db.name));
+        let skipped: u64 = row
+            .trim_end_matches(" |")
+            .rsplit("| ")
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(skipped >= ROWS, "{row}");
+    }
+    // The runner's own clean-up: its containers by id, then the network.
+    let left = docker.ok(&[
+        "ps",
+        "-a",
+        "--quiet",
+        "--no-trunc",
+        "--filter",
+        &format!("label={LABEL}"),
+    ]);
+    let left: Vec<&str> = left.lines().collect();
+    assert_eq!(
+        left.len(),
+        4,
+        "the two originals kept, cache, the job's: {left:?}"
+    );
+    let mut rm = vec!["rm", "--force"];
+    rm.extend(&left);
+    docker.ok(&rm);
+    docker.ok(&["network", "rm", NETWORK]);
+    assert_ne!(
+        docker.ok(&["info", "--format", "{{.DefaultRuntime}}"]),
+        "eatmydata"
+    );
+}

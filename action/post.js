@@ -30,7 +30,7 @@ function removeServices(done) {
 
 function summary(prefix, done) {
   // Those running before the action that still ran under runc.
-  const moved = done.filter((service) => service.id).length;
+  const moved = done.filter((service) => service.id && !service.left).length;
   const before = Math.max(0, Number(state('running_before') || '0') - moved);
   const markdown =
     step('summary.sh', [prefix, state('since'), state('docker') || 'false', String(before)], { capture: true }) +

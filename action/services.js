@@ -108,6 +108,70 @@ function logTail(id) {
   return `${result.stdout || ''}${result.stderr || ''}`.trim().replace(/\s*\n\s*/g, ' | ');
 }
 
+// The last line a failed docker command said.
+function lastLine(result) {
+  return (result.stderr || '').trim().split('\n').pop();
+}
+
+// Starts the created `copy` and waits until healthy: null, or why not.
+function bringUp(copy, within) {
+  const start = docker(['start', copy]);
+  const why = start.status === 0 ? healthy(copy, within) : lastLine(start);
+  if (!why) return null;
+  const said = logTail(copy);
+  return said ? `${why} (its log ends: ${said})` : why;
+}
+
+// A copy given up: stopped cleanly (a database shuts down), removed.
+function discard(copy) {
+  docker(['stop', '--time', STOP_SECONDS, copy]);
+  docker(['rm', '--force', copy]);
+}
+
+// The copy under the runtime did not come up: the same copy under the
+// original's runtime takes its place, on the same host ports (the
+// original started again would get new ones for those the runner left
+// to Docker, which `job.services` already told the steps); failing that,
+// the original itself, saying if its ports moved.
+function fallBack(original, name, args, why, within) {
+  const runtime = original.HostConfig.Runtime || 'runc';
+  let copy;
+  try {
+    copy = ok(['create', '--name', name, '--runtime', runtime, ...args]);
+    const still = bringUp(copy, within);
+    if (still) throw new Error(still);
+    const [info] = inspect([copy]);
+    return { id: copy, ports: container.hostPorts(info), left: `${why}; a copy under ${runtime} took its place` };
+  } catch (error) {
+    if (copy) discard(copy);
+  }
+  docker(['rename', original.Id, name]);
+  let again = 'could not be started again';
+  if (docker(['start', original.Id]).status === 0) {
+    const was = container.hostPorts(original);
+    const ports = container.hostPorts(inspect([original.Id])[0]);
+    const moved = Object.keys(ports).filter((port) => ports[port] !== was[port]);
+    again = 'started again';
+    if (moved.length > 0) again += `, ${moved.map((port) => `${port} now on host port ${ports[port]}`).join(', ')}`;
+  }
+  return { left: `${why}; the original ${again}` };
+}
+
+// The copy of `original` under `runtime`, created and checked field for
+// field: {copy, args}; throws Unreadable for what cannot be copied.
+function copyOf(original, runtime, name) {
+  const [image] = inspect([original.Image], 'image');
+  const args = container.createArgs(original, image);
+  const copy = ok(['create', '--name', `${name}-eatmydata`, '--runtime', runtime, ...args]);
+  const [made] = inspect([copy]);
+  const differs = container.differences(original, made, runtime);
+  if (differs.length > 0) {
+    docker(['rm', '--force', copy]);
+    throw new Unreadable(`its copy would differ in ${differs.join(', ')}`);
+  }
+  return { copy, args };
+}
+
 // One service recreated under `runtime`, or left as it was: what was done.
 function recreateOne(original, runtime, within) {
   const service = container.serviceOf(original);
@@ -115,40 +179,26 @@ function recreateOne(original, runtime, within) {
   const done = { name, alias: service.alias, image: original.Config.Image, original: original.Id };
   const started = Date.now();
   if (original.HostConfig.Runtime === runtime) return { ...done, already: true };
-  let copy;
+  let copy, args;
   try {
-    const [image] = inspect([original.Image], 'image');
-    const args = container.createArgs(original, image);
-    copy = ok(['create', '--name', `${name}-eatmydata`, '--runtime', runtime, ...args]);
-    const [made] = inspect([copy]);
-    const differs = container.differences(original, made, runtime);
-    if (differs.length > 0) {
-      throw new Unreadable(`its copy would differ in ${differs.join(', ')}`);
-    }
+    ({ copy, args } = copyOf(original, runtime, name));
   } catch (error) {
-    if (copy) docker(['rm', '--force', copy]);
     return { ...done, left: error.message };
   }
-  // From here the original is stopped: any failure starts it again.
+  // From here the original is stopped, and kept for the runner to remove.
   const kept = `${name}-before-eatmydata`;
+  let why;
   try {
     ok(['stop', '--time', STOP_SECONDS, original.Id]);
     ok(['rename', original.Id, kept]);
     ok(['rename', copy, name]);
-    const start = docker(['start', copy]);
-    const why = start.status === 0 ? healthy(copy, within) : (start.stderr || '').trim().split('\n').pop();
-    if (why) throw new Error(`its copy under ${runtime} did not come up: ${why} (${logTail(copy)})`);
+    why = bringUp(copy, within);
   } catch (error) {
-    docker(['rm', '--force', copy]);
-    docker(['rename', original.Id, name]);
-    let again = 'could not be started again';
-    if (docker(['start', original.Id]).status === 0) {
-      // Ports the runner left to Docker may come back on other host ports.
-      const ports = container.hostPorts(inspect([original.Id])[0]);
-      const moved = Object.keys(ports).filter((port) => ports[port] !== container.hostPorts(original)[port]);
-      again = moved.length ? `started again, ${moved.join(', ')} now on host ports ${moved.map((p) => ports[p]).join(', ')}` : 'started again';
-    }
-    return { ...done, left: `${error.message}; the original ${again}` };
+    why = error.message;
+  }
+  if (why) {
+    discard(copy);
+    return { ...done, kept, ...fallBack(original, name, args, `its copy under ${runtime} did not come up: ${why}`, within) };
   }
   const [info] = inspect([copy]);
   return {
@@ -165,7 +215,8 @@ function recreate(runtime, within = HEALTHY_WITHIN_MS) {
   return find().map((original) => recreateOne(original, runtime, within));
 }
 
-// The copies stopped (so that the runtime counts their runs) and removed;
+// The copies (under the runtime, or the fallback under runc) stopped (so
+// that the runtime counts their runs) and removed;
 // their logs shown first, as the runner shows its services' logs. What
 // cannot be removed is said, never fatal.
 function remove(done) {
@@ -174,7 +225,7 @@ function remove(done) {
   if (copies.length === 0) return said;
   for (const service of copies) {
     const logs = docker(['logs', '--details', service.id]);
-    said.push(`::group::eatmydata: the logs of service ${service.alias} (${service.name}) under eatmydata`);
+    said.push(`::group::eatmydata: the logs of service ${service.alias} (${service.name}), recreated`);
     said.push(`${logs.stdout || ''}${logs.stderr || ''}`.trimEnd());
     said.push('::endgroup::');
   }
@@ -192,7 +243,7 @@ function lines(done, runtime) {
   return done.map((service) => {
     if (service.already) return `eatmydata: service ${service.alias} (${service.name}) already runs under ${runtime}`;
     if (service.left) {
-      return `::warning::eatmydata: service ${service.alias} (${service.name}) left as it was, not under ${runtime}: ${service.left}`;
+      return `::warning::eatmydata: service ${service.alias} (${service.name}) not under ${runtime}: ${service.left}`;
     }
     const ports = Object.entries(service.ports)
       .map(([port, host]) => `${port} on ${host}`)
@@ -211,7 +262,7 @@ function markdown(done) {
     const ports = service.ports ? Object.entries(service.ports).map(([port, host]) => `${port} → ${host}`) : [];
     let how = 'recreated under eatmydata';
     if (service.already) how = 'already under eatmydata';
-    if (service.left) how = `left as it was: ${service.left}`;
+    if (service.left) how = `not under eatmydata: ${service.left}`;
     return `| ${service.alias} | \`${service.image}\` | ${ports.join(', ')} | ${how.replace(/\|/g, '\\|')} |`;
   });
   return [

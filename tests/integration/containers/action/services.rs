@@ -16,7 +16,9 @@
 //! same transactions that flushed under runc before (beside a floor, the
 //! server told not to sync) flush no more than the floor allows. A third
 //! service with an option the copy cannot carry (`--link-local-ip`) is left
-//! running, untouched, with one warning; the job's own container (the
+//! running, untouched, with one warning; one whose copy fails its health
+//! check under the runtime gets a copy under runc in its place, on the
+//! same host port, with one warning; the job's own container (the
 //! label and network, no alias) is no service, and untouched. Post
 //! removes the copies and the summary names all three; the runner's own
 //! clean-up (its containers by id, then the network) then succeeds.
@@ -282,6 +284,32 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
             IMAGE,
         ],
     );
+    // One whose copy under the runtime fails its health check (it looks
+    // for the runtime's folder): a copy under runc takes its place.
+    let canary = "canary_eatmydatatestpostgres_0d8e6b";
+    create_service(
+        &docker,
+        canary,
+        "canary",
+        &[
+            "-p",
+            "8080",
+            "--health-cmd",
+            "test ! -e /dev/.eatmydata",
+            "--health-interval",
+            "1s",
+            "--health-retries",
+            "2",
+            "-e",
+            "GITHUB_ACTIONS=true",
+            "-e",
+            "CI=true",
+            "--entrypoint",
+            "sleep",
+            &images.postgres,
+            "infinity",
+        ],
+    );
     // The job's own container, as the runner makes it: its label and
     // network, no alias, the work folder; never a service.
     let job = "2b7c41d9e0a54f6b8c3d2e1f0a9b8c7d_eatmydatatestaccount_91e2aa";
@@ -307,8 +335,8 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
         IMAGE,
     ]);
     docker.ok(&["start", job]);
-    for db in [&postgres, &mariadb] {
-        wait_healthy(&docker, &db.name);
+    for name in [&postgres.name, &mariadb.name, canary] {
+        wait_healthy(&docker, name);
     }
     let gateway = docker.ok(&[
         "network",
@@ -328,6 +356,11 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
         )
     };
     let ports_before = [host_port(&postgres), host_port(&mariadb)];
+    let canary_port = || {
+        let format = "{{(index (index .NetworkSettings.Ports \"8080/tcp\") 0).HostPort}}";
+        inspect(&docker, format, canary)
+    };
+    let canary_before = canary_port();
     let cache_before = inspect(&docker, "{{.Id}} {{.State.StartedAt}}", cache);
     let job_before = inspect(&docker, "{{.Id}} {{.State.StartedAt}}", job);
     docker.ok(&[
@@ -369,11 +402,25 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
         assert_eq!(inspect(&docker, "{{.State.Status}}", &kept), "exited");
     }
     let warnings: Vec<&str> = log.lines().filter(|l| l.contains("::warning::")).collect();
-    assert_eq!(warnings.len(), 1, "one warning, for cache: {log}");
-    assert!(
-        warnings[0].contains("service cache") && warnings[0].contains("IPAMConfig"),
-        "{log}"
+    assert_eq!(
+        warnings.len(),
+        2,
+        "one warning each, cache and canary: {log}"
     );
+    let warned = |service: &str, says: &[&str]| {
+        warnings.iter().any(|line| {
+            line.contains(&format!("service {service} ")) && says.iter().all(|s| line.contains(s))
+        })
+    };
+    assert!(warned("cache", &["IPAMConfig"]), "{log}");
+    let fell_back = ["did not come up", "a copy under runc took its place"];
+    assert!(warned("canary", &fell_back), "{log}");
+    assert_eq!(inspect(&docker, "{{.HostConfig.Runtime}}", canary), "runc");
+    assert_eq!(
+        inspect(&docker, "{{.State.Health.Status}}", canary),
+        "healthy"
+    );
+    assert_eq!(canary_port(), canary_before, "the fallback's host port");
     assert_eq!(
         inspect(&docker, "{{.Id}} {{.State.StartedAt}}", cache),
         cache_before,
@@ -435,7 +482,8 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
         assert!(row.contains("recreated under eatmydata"), "{row}");
     }
     assert!(
-        summary.contains("| cache |") && summary.contains("left as it was"),
+        summary.contains("| cache |")
+            && summary.contains("not under eatmydata: its copy would differ"),
         "{summary}"
     );
     // The account counted the copies' runs (post stopped them first).
@@ -465,8 +513,8 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
     let left: Vec<&str> = left.lines().collect();
     assert_eq!(
         left.len(),
-        4,
-        "the two originals kept, cache, the job's: {left:?}"
+        5,
+        "three originals kept, cache, the job's: {left:?}"
     );
     let mut rm = vec!["rm", "--force"];
     rm.extend(&left);

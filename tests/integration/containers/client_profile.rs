@@ -163,8 +163,9 @@ fn probe_root() -> TempDir {
     dir
 }
 
-/// `docker import`s the probe's root through `docker`; the image's name.
-fn import(docker: &mut Command, name: &str) -> String {
+/// `docker import`s the probe's root through `docker`, with `changes` to
+/// its config (`ENV X=1`); the image's name.
+fn import(docker: &mut Command, name: &str, changes: &[&str]) -> String {
     let root = probe_root();
     let tar = root.path().with_extension("tar");
     let status = Command::new("tar")
@@ -176,8 +177,11 @@ fn import(docker: &mut Command, name: &str) -> String {
         .status()
         .expect("run tar");
     assert!(status.success(), "tar of the probe's root");
+    docker.arg("import");
+    for change in changes {
+        docker.args(["--change", change]);
+    }
     let output = docker
-        .arg("import")
         .arg(&tar)
         .arg(name)
         .output()
@@ -240,7 +244,7 @@ fn docker26_with_nothing_of_ours_gets_the_profile() {
             docker.args(["docker", "-H", &socket]).env("PATH", PATH);
             docker
         }),
-        image: import(&mut docker.docker(), "eatmydata-test/profile-probe:26"),
+        image: import(&mut docker.docker(), "eatmydata-test/profile-probe:26", &[]),
         program: "/probe".to_owned(),
         always: vec![],
     };
@@ -261,6 +265,23 @@ fn docker26_with_nothing_of_ours_gets_the_profile() {
     ] {
         left_as_plain("Docker 26, a keep", &client, &disk, &volume, options, why);
     }
+    // The image's own environment asks it.
+    let mut client = client;
+    let change = "ENV EATMYDATA_KEEP=/data";
+    client.image = import(
+        &mut docker.docker(),
+        "eatmydata-test/profile-kept:26",
+        &[change],
+    );
+    let why = "EATMYDATA_KEEP in the image's environment";
+    left_as_plain(
+        "Docker 26, the image keeps",
+        &client,
+        &disk,
+        &volume,
+        &[],
+        why,
+    );
 }
 
 #[test]
@@ -287,7 +308,11 @@ fn docker20_gets_the_profile_and_a_runsc_default_is_left_alone() {
     );
     let socket = format!("unix://{}", dockerd.socket.display());
     let (_alone, alone) = command_alone();
-    let image = import(&mut dockerd.docker(), "eatmydata-test/profile-probe:20");
+    let image = import(
+        &mut dockerd.docker(),
+        "eatmydata-test/profile-probe:20",
+        &[],
+    );
     let client = |always: &[&str]| {
         let always = always.iter().map(|o| o.to_string()).collect();
         let (plain_socket, socket, alone) = (socket.clone(), socket.clone(), alone.clone());

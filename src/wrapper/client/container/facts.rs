@@ -77,6 +77,18 @@ pub fn gather(call: &Call, program: &Path, here: &Here) -> Facts {
             facts.podman = info::podman_info(program, &call.globals);
         }
         facts.asked_here = asked_here(here).or_else(|| asked_in_files(options));
+        // The image's own config, where the profile may go (the runtime
+        // reads it itself).
+        let runtime_way = match call.client {
+            Client::Docker => facts.docker.registered && options.runtime.is_none(),
+            _ => !podman_profile,
+        };
+        if facts.asked_here.is_none()
+            && !runtime_way
+            && let Some(image) = &options.image
+        {
+            facts.asked_here = info::image_asks(program, &call.globals, image);
+        }
     }
     facts
 }

@@ -177,3 +177,34 @@ pub fn read_podman(stdout: &[u8]) -> PodmanInfo {
         version: text("version").to_owned(),
     }
 }
+
+/// What an image's config asks of eatmydata, where the engine holds the
+/// image: a keeping variable in its `Env` or one of our labels; `None`
+/// when it asks nothing or the engine does not hold it (it is pulled at
+/// the run, which eatmydata cannot see coming).
+pub fn image_asks(program: &Path, globals: &[OsString], image: &OsString) -> Option<String> {
+    let image = image.to_str()?;
+    let format = "{{json .Config.Env}}\n{{json .Config.Labels}}";
+    let args = ["image", "inspect", "--format", format, "--", image];
+    read_image(&ask(program, globals, &args)?, image)
+}
+
+/// Reads `image inspect`'s two lines: the image's `Env`, its `Labels`.
+pub fn read_image(stdout: &[u8], image: &str) -> Option<String> {
+    let mut lines = stdout.split(|&b| b == b'\n');
+    let list = |line: Option<&[u8]>| serde_json::from_slice::<Value>(line.unwrap_or_default());
+    let env = list(lines.next()).ok()?;
+    let labels = list(lines.next()).unwrap_or(Value::Null);
+    let mut entries = env
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str);
+    let named = entries.find_map(|entry| super::options::keeping_variable(entry.as_bytes()));
+    if let Some(name) = named {
+        return Some(format!("{name} in the image's environment ({image})"));
+    }
+    let mut keys = labels.as_object().into_iter().flat_map(|l| l.keys());
+    let label = keys.find_map(|key| super::options::keeping_name(key.as_bytes()));
+    label.map(|name| format!("the image's label {name} ({image})"))
+}

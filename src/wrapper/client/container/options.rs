@@ -86,6 +86,8 @@ pub struct RunOptions {
     pub env_files: Vec<OsString>,
     /// `--label-file` files, likewise.
     pub label_files: Vec<OsString>,
+    /// The image, as far as the options could be told from it.
+    pub image: Option<OsString>,
 }
 
 /// Reads the options of a `run`/`create` whose first option is
@@ -115,6 +117,8 @@ pub fn read(args: &[OsString], from: usize) -> RunOptions {
         read.take(name, value, args);
         i += used;
     }
+    let at = i + usize::from(args.get(i).is_some_and(|w| w == "--"));
+    read.image = args.get(at).map(|image| image.to_owned());
     if unsure {
         // Past an option not known, any word may still be an option.
         for word in args.iter().skip(i) {

@@ -9,6 +9,14 @@ fn call(command: &str, line: &str) -> Option<Call> {
     read(OsStr::new(command), &strings(line))
 }
 
+/// Where a start's verb is.
+fn started_at(verb: &Verb) -> Option<usize> {
+    match verb {
+        Verb::Start { at, .. } => Some(*at),
+        _ => None,
+    }
+}
+
 #[test]
 fn the_verb_is_found_past_global_options() {
     let read = call(
@@ -17,38 +25,14 @@ fn the_verb_is_found_past_global_options() {
     )
     .unwrap();
     assert_eq!(read.client, Client::Docker);
-    assert_eq!(
-        read.verb,
-        Verb::Start {
-            at: 4,
-            options: RunOptions::default()
-        }
-    );
+    assert_eq!(started_at(&read.verb), Some(4));
     assert_eq!(read.globals, strings("-H unix:///s --context c"));
     let nested = call("docker", "container create img").unwrap();
-    assert_eq!(
-        nested.verb,
-        Verb::Start {
-            at: 1,
-            options: RunOptions::default()
-        }
-    );
+    assert_eq!(started_at(&nested.verb), Some(1));
     let podman = call("podman", "--root /r --log-level=debug run img").unwrap();
-    assert_eq!(
-        podman.verb,
-        Verb::Start {
-            at: 3,
-            options: RunOptions::default()
-        }
-    );
+    assert_eq!(started_at(&podman.verb), Some(3));
     let nerdctl = call("nerdctl", "-n k8s.io run img").unwrap();
-    assert_eq!(
-        nerdctl.verb,
-        Verb::Start {
-            at: 2,
-            options: RunOptions::default()
-        }
-    );
+    assert_eq!(started_at(&nerdctl.verb), Some(2));
     assert_eq!(call("docker", "compose up").unwrap().verb, Verb::Compose);
     assert_eq!(call("docker-compose", "up -d").unwrap().verb, Verb::Compose);
     let build = Verb::Build { buildx: false };
@@ -407,4 +391,44 @@ fn the_daemons_socket_and_environment_are_read_as_docker_names_them() {
         runc_of(b"PATH=/bin\0X_DOCKER_BUILDKIT_RUNC_COMMAND=y\0"),
         BuildkitRunc::Unset
     );
+}
+
+#[test]
+fn the_images_own_config_is_read_for_a_keep() {
+    use super::info::read_image;
+    let env = br#"["PATH=/bin","EATMYDATA_KEEP=/var/lib/db"]
+null
+"#;
+    let said = read_image(env, "db:1").unwrap();
+    assert_eq!(said, "EATMYDATA_KEEP in the image's environment (db:1)");
+    let label = br#"["PATH=/bin"]
+{"io.eatmydata.keep":"/data","x":"y"}
+"#;
+    assert!(
+        read_image(label, "db:1")
+            .unwrap()
+            .contains("label io.eatmydata.keep")
+    );
+    let off = br#"["EATMYDATA_DISABLE=0"]
+{"x":"y"}
+"#;
+    assert_eq!(read_image(off, "db:1"), None);
+    // Not held by the engine: its error, nothing on stdout.
+    assert_eq!(read_image(b"", "db:1"), None);
+    assert_eq!(read_image(b"\n", "db:1"), None);
+}
+
+#[test]
+fn the_image_is_where_the_options_end() {
+    let image = |line| match call("docker", line).unwrap().verb {
+        Verb::Start { options, .. } => options.image,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        image("run --rm -v a:b -e X=1 img sh -c x"),
+        Some("img".into())
+    );
+    assert_eq!(image("run -it --name=n -- img"), Some("img".into()));
+    assert_eq!(image("container create -p 80:80 img"), Some("img".into()));
+    assert_eq!(image("run --rm"), None);
 }

@@ -1,8 +1,9 @@
 //! scripts/release, run as .github/workflows/release.yml runs it on a
 //! tag (the publishing itself needs GitHub): the static single file for
 //! x86_64 and aarch64, each run (aarch64 under qemu-user) and carrying
-//! its library; SHA256SUMS that `sha256sum -c` accepts, also written into
-//! the action's tree; the installer image as an OCI archive with both
+//! its library; the seccomp profile of each engine version it carries,
+//! the same as `eatmydata profile` prints; SHA256SUMS that `sha256sum -c`
+//! accepts, also written into the action's tree; the installer image as an OCI archive with both
 //! platforms, loaded by podman and run.
 
 use std::fs;
@@ -43,7 +44,32 @@ fn scripts_release_makes_both_architectures_and_the_image() {
     run(Command::new("sha256sum")
         .args(["--check", "--strict", "SHA256SUMS"])
         .current_dir(&out));
-    assert_eq!(sums.lines().count(), 3, "{sums}");
+    // The binaries, the image, and a profile per default carried.
+    let listed = run(Command::new(out.join("eatmydata-x86_64")).args(["profile", "--list"]));
+    assert_eq!(listed.lines().count(), 4, "{listed}");
+    assert_eq!(sums.lines().count(), 3 + listed.lines().count(), "{sums}");
+    for line in listed.lines() {
+        let [engine, version, file] = line.split(' ').collect::<Vec<_>>()[..] else {
+            panic!("{line}")
+        };
+        assert!(
+            sums.contains(&format!("  {file}\n")),
+            "{file} not in {sums}"
+        );
+        let printed = run(Command::new(crate::common::command()).args([
+            "profile",
+            engine,
+            "--engine-version",
+            version,
+        ]));
+        assert_eq!(
+            fs::read_to_string(out.join(file)).unwrap(),
+            printed,
+            "{file}"
+        );
+        let profile: Value = serde_json::from_str(&printed).unwrap();
+        assert!(profile["syscalls"].as_array().is_some_and(|r| r.len() > 10));
+    }
     assert_eq!(
         fs::read_to_string(tree.join("action/release/SHA256SUMS")).unwrap(),
         sums

@@ -1,7 +1,11 @@
 //! The plain seccomp filter: for each ABI a process can enter the kernel
 //! through, the architecture the kernel reports for it and its numbers for
 //! the sync calls, which the filter answers 0 without running them; any
-//! other call, and any architecture not listed, is allowed.
+//! other call, and any architecture not listed, is allowed. A call that
+//! takes a descriptor is answered only for one whose bit 31 is clear (the
+//! kernel reads the low 32 bits): a negative one runs, and fails `EBADF`
+//! as the kernel fails it (the rule `eatmydata profile` and the runtime
+//! give containers, `src/wrapper/profile/rules.rs`).
 //!
 //! One definition for both products: the command installs it for a
 //! static command (`--seccomp=plain`, or seccomp mode without `/proc`),
@@ -14,8 +18,10 @@
 //!
 //! The program, one comparison per call: load the architecture and jump
 //! to its part (the architectures in ascending order), else allow; each
-//! part loads the number and jumps to "return 0" for each listed one,
-//! else allows; "return 0" is the last instruction.
+//! part loads the number and jumps to "return 0" for each listed one
+//! (`sync`, `msync`) or to the descriptor's guard (the others), else
+//! allows; the guard loads the first argument's low word and allows a
+//! negative one, else goes on to "return 0", the last instruction.
 
 use libc::sock_filter;
 
@@ -115,11 +121,38 @@ pub const RET_ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
 // of the supervised filter, `bpf.rs`, uses them too).
 pub const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
 pub const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+pub const JSET_K: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
 pub const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
 
 /// `offsetof(struct seccomp_data, nr)` and `arch`.
 pub const NR_OFFSET: u32 = 0;
 pub const ARCH_OFFSET: u32 = 4;
+/// The offset of the first argument's low word (`args[0]`, little-endian).
+#[cfg(target_endian = "little")]
+pub const ARG0_LOW_OFFSET: u32 = 16;
+/// A descriptor's sign bit, in its low word.
+pub const FD_SIGN: u32 = 0x8000_0000;
+
+/// Whether the call `name` takes a descriptor first: all but `sync` and
+/// `msync`.
+pub const fn takes_descriptor(name: &str) -> bool {
+    !same(name, "sync") && !same(name, "msync")
+}
+
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 /// The architectures of [`ABIS`], each once, in ascending order, and how
 /// many there are.
@@ -162,10 +195,11 @@ const fn calls_of(arch: u32) -> usize {
 
 /// The program's length: the architecture's load, a jump per
 /// architecture and the allow after them; per architecture the number's
-/// load, a jump per call and the allow after them; the final return 0.
+/// load, a jump per call and the allow after them; the guard's load, test
+/// and allow; the final return 0.
 pub const LEN: usize = {
     let (arches, count) = architectures();
-    let (mut len, mut i) = (2 + count + 1, 0);
+    let (mut len, mut i) = (2 + count + 1 + 3, 0);
     while i < count {
         len += calls_of(arches[i]) + 2;
         i += 1;
@@ -191,6 +225,7 @@ const fn offset(from: usize, to: usize) -> u8 {
 pub static PROGRAM: [sock_filter; LEN] = {
     let (arches, count) = architectures();
     let zero = LEN - 1;
+    let guard = LEN - 4;
     let mut program = [insn(RET_K, 0, 0, RET_ALLOW); LEN];
     program[0] = insn(LD_W_ABS, 0, 0, ARCH_OFFSET);
     // Where each architecture's part starts: after the dispatch.
@@ -205,8 +240,9 @@ pub static PROGRAM: [sock_filter; LEN] = {
             if ABIS[abi].arch == arches[i] {
                 let mut call = 0;
                 while call < ABIS[abi].calls.len() {
-                    let nr = ABIS[abi].calls[call].1 as u32;
-                    program[at] = insn(JEQ_K, offset(at, zero), 0, nr);
+                    let (name, nr) = ABIS[abi].calls[call];
+                    let to = if takes_descriptor(name) { guard } else { zero };
+                    program[at] = insn(JEQ_K, offset(at, to), 0, nr as u32);
                     at += 1;
                     call += 1;
                 }
@@ -217,6 +253,10 @@ pub static PROGRAM: [sock_filter; LEN] = {
         part = at + 1;
         i += 1;
     }
+    // A negative descriptor runs (the allow after the test), any other
+    // is answered 0.
+    program[guard] = insn(LD_W_ABS, 0, 0, ARG0_LOW_OFFSET);
+    program[guard + 1] = insn(JSET_K, 0, 1, FD_SIGN);
     program[zero] = insn(RET_K, 0, 0, RET_ZERO);
     program
 };

@@ -33,8 +33,8 @@ it starts: the sync calls on files of a disk, io_uring fsyncs, and the
 sync flags of openat2 and of io_uring entries. The sync flags of open,
 openat and pwritev2 sit in a register no filter can change: those writes
 reach the disk. For a Go program the filter answers fsync and fdatasync
-with 0 itself, whatever the descriptor. It is turned on by itself when
-COMMAND is such a program, and said so on stderr.
+with 0 itself, on any descriptor but a negative one. It is turned on by
+itself when COMMAND is such a program, and said so on stderr.
 
 Options:
   -v, --verbose      say on stderr what is run, and with which library

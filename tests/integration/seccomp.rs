@@ -87,14 +87,8 @@ fn notices(outcome: &Outcome) -> Vec<String> {
 }
 
 /// Calls that fail for real and whose failure the plain filter hides.
-const ANSWERED: &[&str] = &[
-    "fsync_pipe",
-    "fdatasync_pipe",
-    "fsync_badfd",
-    "sync_file_range_pipe",
-];
+const ANSWERED: &[&str] = &["fsync_pipe", "fdatasync_pipe", "sync_file_range_pipe"];
 const ANSWERED_C_ONLY: &[&str] = &[
-    "syncfs_badfd",
     "msync_unaligned",
     "raw_fsync_pipe",
     #[cfg(target_arch = "x86_64")]
@@ -103,6 +97,22 @@ const ANSWERED_C_ONLY: &[&str] = &[
     "x32_fsync_pipe",
 ];
 const ANSWERED_GO_ONLY: &[&str] = &["file_sync_pipe"];
+/// Calls on descriptor -1, which every filter lets the kernel fail
+/// `EBADF` (the guard on the descriptor's sign bit).
+const NEGATIVE: &[&str] = &["fsync_badfd"];
+const NEGATIVE_C_ONLY: &[&str] = &["syncfs_badfd"];
+
+/// The calls on descriptor -1 got the kernel's `EBADF`, as in `off`.
+fn assert_negative_fails(
+    off: &BTreeMap<String, String>,
+    on: &BTreeMap<String, String>,
+    names: &[&str],
+) {
+    for name in names {
+        assert_eq!(off[*name], "EBADF", "{name}: the kernel's answer");
+        assert_eq!(on[*name], "EBADF", "{name} under the filter");
+    }
+}
 
 fn assert_answered(found: &BTreeMap<String, String>, names: &[&str], filtered: bool) {
     for name in names {
@@ -166,6 +176,7 @@ fn a_static_programs_syncs_return_0_without_running() {
     ]));
     assert_answered(&on, ANSWERED, true);
     assert_answered(&on, ANSWERED_C_ONLY, true);
+    assert_negative_fails(&off, &on, &[NEGATIVE, NEGATIVE_C_ONLY].concat());
     // Other calls run unchanged in every ABI.
     #[cfg(target_arch = "x86_64")]
     {
@@ -193,17 +204,14 @@ fn a_go_programs_syncs_return_0_without_running() {
     // For Go, the supervised filter answers fsync and fdatasync itself
     // (os.File.Sync is fsync), the supervisor the rest.
     let fast = run("--seccomp");
-    let by_filter = [
-        "fsync_pipe",
-        "fdatasync_pipe",
-        "fsync_badfd",
-        "file_sync_pipe",
-    ];
+    let by_filter = ["fsync_pipe", "fdatasync_pipe", "file_sync_pipe"];
     assert_answered(&fast, &by_filter, true);
+    assert_negative_fails(&off, &fast, NEGATIVE);
     assert_eq!(fast["sync_file_range_pipe"], off["sync_file_range_pipe"]);
     let on = run("--seccomp=plain");
     assert_answered(&on, ANSWERED, true);
     assert_answered(&on, ANSWERED_GO_ONLY, true);
+    assert_negative_fails(&off, &on, NEGATIVE);
 }
 
 #[test]

@@ -9,12 +9,12 @@ use libc::sock_filter;
 
 // Classic BPF opcodes, from <linux/bpf_common.h>, and where `struct
 // seccomp_data` keeps `nr` and `arch`.
-pub use crate::durability::plain::{ARCH_OFFSET, JEQ_K, LD_W_ABS, NR_OFFSET, RET_K};
-pub const JSET_K: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
+use crate::durability::plain::ARG0_LOW_OFFSET;
+pub use crate::durability::plain::{ARCH_OFFSET, JEQ_K, JSET_K, LD_W_ABS, NR_OFFSET, RET_K};
 
 /// The low 32 bits of argument `n` in `struct seccomp_data` (little endian).
 pub const fn arg_low(n: u32) -> u32 {
-    16 + 8 * n
+    ARG0_LOW_OFFSET + 8 * n
 }
 
 /// A place in a program, resolved when it is assembled.

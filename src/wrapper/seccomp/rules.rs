@@ -36,6 +36,7 @@ use super::bpf::{
     ARCH_OFFSET, JEQ_K, JSET_K, Label, NR_OFFSET, Op, arg_low, assemble, jeq, load, ret,
 };
 use super::filter::{ABIS, Abi, RET_ALLOW, RET_ZERO};
+use crate::durability::plain::FD_SIGN;
 
 pub(super) const RET_NOTIFY: u32 = 0x7fc0_0000; // SECCOMP_RET_USER_NOTIF
 const RET_EINVAL: u32 = libc::SECCOMP_RET_ERRNO | libc::EINVAL as u32;
@@ -94,6 +95,9 @@ const ZERO: Label = Label(1);
 const NOTIFY: Label = Label(2);
 const EINVAL: Label = Label(3);
 const NATIVE: Label = Label(4);
+/// `fsync` and `fdatasync` answered by the filter (`fast_fsync`): 0 for a
+/// descriptor whose bit 31 is clear; a negative one runs, to fail `EBADF`.
+const FD_GUARD: Label = Label(5);
 const fn arch(i: usize) -> Label {
     Label(10 + i as u32)
 }
@@ -157,7 +161,7 @@ fn native_part(fast_fsync: bool, answer_sync: bool) -> Vec<Op> {
     let mut ops = vec![Op::At(NATIVE), load(NR_OFFSET)];
     let answered = if answer_sync { ZERO } else { ALLOW };
     ops.extend(ANSWERED.iter().map(|&n| jeq(n as u32, answered)));
-    let fsyncs = if fast_fsync { ZERO } else { NOTIFY };
+    let fsyncs = if fast_fsync { FD_GUARD } else { NOTIFY };
     ops.extend(FSYNCS.iter().map(|&n| jeq(n as u32, fsyncs)));
     ops.extend(NOTIFIED.iter().map(|&n| jeq(n as u32, NOTIFY)));
     ops.extend(
@@ -169,6 +173,11 @@ fn native_part(fast_fsync: bool, answer_sync: bool) -> Vec<Op> {
     // x32 numbers, which come in under the same architecture, match none:
     // they run in the kernel, which knows whether x32 exists.
     ops.push(ret(RET_ALLOW));
+    if fast_fsync {
+        ops.push(Op::At(FD_GUARD));
+        ops.push(load(arg_low(0)));
+        ops.push(Op::Jump(JSET_K, FD_SIGN, ALLOW, Some(ZERO)));
+    }
     for (i, rule) in rules.iter().enumerate() {
         ops.push(Op::At(arg(i)));
         ops.push(load(arg_low(rule.arg)));

@@ -72,6 +72,30 @@ fn every_listed_call_returns_zero_without_running() {
     }
 }
 
+/// A negative descriptor runs, to fail `EBADF` in the kernel, whatever
+/// the upper half of the register holds; `sync` and `msync` take none.
+#[test]
+fn a_negative_descriptor_runs_and_any_other_is_answered() {
+    let program = program();
+    for abi in ABIS {
+        for &(name, nr) in abi.calls {
+            for fd in [u64::MAX, 0xffff_ffff, 0x8000_0000, (-100i64) as u64] {
+                let answer = run_with(program, abi.arch, nr as u32, [fd, 0, 0, 0, 0, 0]);
+                let expected = if takes_descriptor(name) {
+                    ALLOW
+                } else {
+                    ERRNO_0
+                };
+                assert_eq!(answer, expected, "{} {name}({fd:#x})", abi.name);
+            }
+            for fd in [0, 3, 0x7fff_ffff, 0x1_0000_0003] {
+                let answer = run_with(program, abi.arch, nr as u32, [fd, 0, 0, 0, 0, 0]);
+                assert_eq!(answer, ERRNO_0, "{} {name}({fd:#x})", abi.name);
+            }
+        }
+    }
+}
+
 #[test]
 fn other_calls_and_other_architectures_are_allowed() {
     let program = program();
@@ -178,7 +202,7 @@ fn every_jump_lands_inside_and_the_program_ends_in_returns() {
     // Every jump lands inside the program, and the program ends in returns.
     for (at, insn) in program.iter().enumerate() {
         let targets: Vec<usize> = match insn.code {
-            JEQ_K => vec![at + 1 + usize::from(insn.jt), at + 1 + usize::from(insn.jf)],
+            JEQ_K | JSET_K => vec![at + 1 + usize::from(insn.jt), at + 1 + usize::from(insn.jf)],
             _ => vec![],
         };
         assert!(targets.iter().all(|&t| t < program.len()), "jump at {at}");

@@ -38,6 +38,11 @@ fn the_fast_filter_answers_fsync_and_fdatasync_itself() {
     let run = |nr: i64| run_with(&fast, native(), nr as u32, [99, 0, 0, 0, 0, 0]);
     for &nr in FSYNCS {
         assert_eq!(run(nr), RET_ZERO, "nr {nr}");
+        // A negative descriptor runs, to fail EBADF in the kernel.
+        for fd in [u64::MAX, 0xffff_ffff] {
+            let answer = run_with(&fast, native(), nr as u32, [fd, 0, 0, 0, 0, 0]);
+            assert_eq!(answer, ALLOW, "nr {nr} fd {fd:#x}");
+        }
     }
     for &nr in NOTIFIED {
         assert_eq!(run(nr), RET_NOTIFY, "nr {nr}");

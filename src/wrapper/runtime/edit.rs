@@ -275,20 +275,21 @@ pub fn edit_config(spec: &mut Value, learned: &Learned) -> Result<Done, String> 
         true => seccomp::edit(&mut linux.clone())?,
     };
     let placed = placed.and_then(|place| answers_first(&answered).map(|()| place));
-    if let Ok(place) = placed {
-        if let Some(hooks) = spec.get_mut("hooks").filter(|h| !h.is_null()) {
-            preload::keep_hooks(hooks, &original)?;
-        }
-        if let Some(process) = spec.get_mut("process") {
-            let process = process.as_object_mut().ok_or("process is not an object")?;
-            preload_in(process, place)?;
-            if kept.scoped() {
-                let env = process.entry("env").or_insert_with(|| json!([]));
-                keep::name(
-                    env.as_array_mut().ok_or("process.env is not a list")?,
-                    &kept,
-                );
-            }
+    // Whatever process.env gains (our LD_PRELOAD here, the account's
+    // EATMYDATA_REPORT after, for a static program too), the hooks that
+    // would inherit it get it as it was.
+    if let Some(hooks) = spec.get_mut("hooks").filter(|h| !h.is_null()) {
+        preload::keep_hooks(hooks, &original)?;
+    }
+    if let (Ok(place), Some(process)) = (&placed, spec.get_mut("process")) {
+        let process = process.as_object_mut().ok_or("process is not an object")?;
+        preload_in(process, *place)?;
+        if kept.scoped() {
+            let env = process.entry("env").or_insert_with(|| json!([]));
+            keep::name(
+                env.as_array_mut().ok_or("process.env is not a list")?,
+                &kept,
+            );
         }
     }
     let preload = placed.map(|_| ());

@@ -249,3 +249,54 @@ fn a_runtime_path_missing_another_users_or_with_a_control_character_is_refused()
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// Run from a folder of root's whose name holds a control character,
+/// `configure` refuses before it makes anything for it: no
+/// `eatmydata-runtime` link beside the command, no copy, no engine file.
+/// Security review 3 (issue 45): the link was made, then the path
+/// refused. The control: the same command in a plain folder of root's
+/// makes the link and registers it.
+#[test]
+fn a_command_in_a_folder_named_with_a_control_character_makes_nothing() {
+    let home = RootHome::new("configure-odd-folder");
+    let run = |folder: &Path| {
+        fs::create_dir(folder).unwrap();
+        fs::copy(command(), folder.join("eatmydata")).unwrap();
+        let config = folder.with_extension("json");
+        let output = Command::new(folder.join("eatmydata"))
+            .args(["--runtime", "configure", "podman", "--config"])
+            .arg(&config)
+            .env("EATMYDATA_HOME", home.join("copies"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (output, config)
+    };
+    let odd = home.join("odd\nExecStartPre=true");
+    let (output, config) = run(&odd);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(78), "{stderr}");
+    assert!(
+        stderr.contains("its path holds a control character"),
+        "{stderr}"
+    );
+    let link = odd.join("eatmydata-runtime");
+    assert!(
+        link.symlink_metadata().is_err(),
+        "made {link:?} for a path it refused"
+    );
+    assert!(!home.join("copies").exists(), "copied");
+    assert!(!config.exists(), "wrote {config:?}");
+    let (output, config) = run(&home.join("plain"));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        home.join("plain/eatmydata-runtime")
+            .symlink_metadata()
+            .is_ok()
+    );
+    assert!(config.exists());
+}

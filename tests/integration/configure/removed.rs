@@ -6,7 +6,7 @@
 
 use std::fs;
 
-use super::{DAEMON_JSON, RUNTIME, configure_ok, containerd_config, containers_conf};
+use super::{DAEMON_JSON, RUNTIME, configure, configure_ok, containerd_config, containers_conf};
 use crate::common::TempDir;
 
 /// Registers (`--default`) into `file` holding `theirs`, then removes:
@@ -94,4 +94,40 @@ fn a_file_registration_made_goes_again_its_backup_kept() {
         assert!(again.contains("nothing changed"), "{again}");
         assert!(!path.exists());
     }
+}
+
+/// What `--remove` puts back from the comment registration wrote is a
+/// runtime's name only: a comment edited to hold another value (an
+/// inline table, a list) is refused, named, and the file left as it is.
+/// Security review 3 (issue 45): any TOML value came back as the
+/// engine's setting. The control: the comment as registration writes it.
+#[test]
+fn remove_puts_back_only_a_runtime_s_name_from_its_comment() {
+    let dir = TempDir::new("configure-removed-noted");
+    let path = dir.join("containers.conf");
+    let config = path.to_str().unwrap();
+    let noted = |was: &str| {
+        format!(
+            "[engine]\nruntime = \"eatmydata\" # eatmydata-runtime configure replaced: {was}\n\n\
+             [engine.runtimes]\neatmydata = [\"{}\"]\n",
+            &*RUNTIME
+        )
+    };
+    let remove = ["podman", "--remove", "--config", config];
+    for was in ["{ path = \"/tmp/theirs\" }", "[\"/tmp/theirs\"]", "42"] {
+        let planted = noted(was);
+        fs::write(&path, &planted).unwrap();
+        let output = configure(dir.path(), &remove);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{was}: {stderr}");
+        assert!(stderr.starts_with("eatmydata: "), "{stderr}");
+        assert!(stderr.contains("not a runtime's name"), "{stderr}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), planted, "{was}");
+    }
+    fs::write(&path, noted("\"crun\"")).unwrap();
+    configure_ok(dir.path(), &remove);
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        "[engine]\nruntime = \"crun\"\n"
+    );
 }

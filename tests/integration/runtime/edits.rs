@@ -385,6 +385,34 @@ fn hooks_without_env_see_the_original_environment() {
     assert!(!preloads(&bundle).is_empty(), "the container itself has it");
 }
 
+/// A static program gets no `LD_PRELOAD`, but its container still gets
+/// the account's `EATMYDATA_REPORT`: a hook that inherits `process.env`
+/// sees neither, as under runc alone. Security review 3 (issue 45): a
+/// static program's hooks inherited `EATMYDATA_REPORT`.
+#[test]
+fn hooks_of_a_static_program_see_the_original_environment() {
+    let program = probe("sync_calls", &["-static"]);
+    let disk = LoopFs::new("runtime-hooks-static", 16);
+    let bundle = Bundle::new("runtime-hooks-static", &[&program], &disk);
+    let seen = |via: Via, name: &str| {
+        let out = bundle.dir.join(name);
+        let dump = format!("env | sort > {}", out.display());
+        let hook = json!([{"path": "/bin/sh", "args": ["sh", "-c", dump]}]);
+        let output = bundle.run(
+            via,
+            &[&inside(&program), &format!("/data/{name}")],
+            |spec| spec["hooks"] = json!({ "createContainer": hook }),
+        );
+        assert!(output.status.success(), "{}", text(&output));
+        fs::read_to_string(out).unwrap()
+    };
+    let control = seen(Via::Alone("runc"), "control");
+    let ours = seen(Via::Ours("runc"), "ours");
+    assert!(control.contains("PATH="), "{control}");
+    assert!(!ours.contains("EATMYDATA_"), "{ours}");
+    assert_eq!(ours, control);
+}
+
 /// The same with a spec whose `process.env` is empty (or absent): runc
 /// gives such hooks no `LD_PRELOAD`, so they must not get ours either.
 /// Failed before: with nothing to copy, the hooks inherited the edited

@@ -26,28 +26,37 @@ pub fn runtime_path(request: &Request) -> Result<PathBuf, Error> {
             "configure: cannot tell where this command is (no /proc?); give --runtime-path".into(),
         ));
     };
-    let path = chosen(request, &exe)?;
-    if let Some(at) = path
+    chosen(request, &exe)
+}
+
+/// Refuses a runtime path holding a control character, which would be
+/// written into the engine's files: before anything is made for it (the
+/// link beside the command, the copy), and for a path given.
+fn written_plain(path: &Path) -> Result<(), Error> {
+    match path
         .as_os_str()
         .as_bytes()
         .iter()
         .position(|b| b.is_ascii_control())
     {
-        return Err(Error::NotThisProgram {
-            path: path.clone(),
+        None => Ok(()),
+        Some(at) => Err(Error::NotThisProgram {
+            path: path.to_owned(),
             why: format!(
                 "its path holds a control character (byte {at}), which would be written into \
                  the engine's files"
             ),
-        });
+        }),
     }
-    Ok(path)
 }
 
 fn chosen(request: &Request, exe: &Path) -> Result<PathBuf, Error> {
-    let checked = |path: PathBuf| match check(&path, exe).and_then(|()| safe(&path)) {
-        Ok(()) => Ok(path),
-        Err(why) => Err(Error::NotThisProgram { path, why }),
+    let checked = |path: PathBuf| {
+        written_plain(&path)?;
+        match check(&path, exe).and_then(|()| safe(&path)) {
+            Ok(()) => Ok(path),
+            Err(why) => Err(Error::NotThisProgram { path, why }),
+        }
     };
     if let Some(path) = &request.runtime_path {
         if path.symlink_metadata().is_err() {
@@ -71,6 +80,7 @@ fn chosen(request: &Request, exe: &Path) -> Result<PathBuf, Error> {
     if beside.symlink_metadata().is_ok() {
         return checked(beside);
     }
+    written_plain(&beside)?;
     if request.dry_run {
         println!(
             "Would make {}, a link to {}.",
@@ -108,6 +118,7 @@ fn copied(request: &Request, exe: &Path, why: &str) -> Result<PathBuf, Error> {
         _ => PathBuf::from(crate::runtime::install::PREFIX),
     };
     let runtime = prefix.join("bin").join(RUNTIME_FILE);
+    written_plain(&runtime)?;
     println!(
         "This command is at {}, where an engine must not run it from ({why}): \
          copying it where only root may change it.",
@@ -124,6 +135,7 @@ fn copied(request: &Request, exe: &Path, why: &str) -> Result<PathBuf, Error> {
     let made = crate::runtime::install::copy_to(Path::new("/"), prefix)
         .map_err(|error| Error::Copy(error.to_string()))?;
     let made = PathBuf::from(made);
+    written_plain(&made)?;
     safe(&made).map_err(|why| Error::NotThisProgram {
         path: made.clone(),
         why,

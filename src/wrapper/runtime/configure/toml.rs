@@ -185,6 +185,12 @@ pub fn set_noting(table: &mut Item, key: &str, name: &str) -> Result<(), String>
     };
     match table.get_mut(key) {
         Some(Item::Value(old)) if old.as_str() == Some(name) => {}
+        // Only a runtime's name is replaced, and so noted to come back.
+        Some(Item::Value(old)) if old.as_str().is_none() => {
+            let mut bare = old.clone();
+            bare.decor_mut().clear();
+            return Err(format!("{key} is {bare}, not a runtime's name (a string)"));
+        }
         Some(Item::Value(old)) => {
             let decor = old.decor().clone();
             let mut bare = old.clone();
@@ -207,7 +213,8 @@ pub fn set_noting(table: &mut Item, key: &str, name: &str) -> Result<(), String>
 
 /// Undoes [`set_noting`]: when `key` of the table at `path` is `name`,
 /// the value it replaced comes back with the comment as it was, or the
-/// key goes when it replaced none; whether it changed.
+/// key goes when it replaced none; whether it changed. A noted value
+/// that is not a string is refused: set_noting notes only names.
 pub fn restore(root: &mut Item, path: &[&str], key: &str, name: &str) -> Result<bool, String> {
     let Some(table) = find_mut(root, path).and_then(Item::as_table_like_mut) else {
         return Ok(false);
@@ -227,6 +234,16 @@ pub fn restore(root: &mut Item, path: &[&str], key: &str, name: &str) -> Result<
         .trim()
         .parse()
         .map_err(|_| format!("the value noted after {key} is not TOML: {was}"))?;
+    // What set_noting replaced is a runtime's name: anything else in that
+    // comment (a table, a list, a number) was not written by it, and is
+    // not made the engine's setting.
+    if old.as_str().is_none() {
+        return Err(format!(
+            "the value noted after {key} is not a runtime's name (a string), so it is not \
+             put back: {}",
+            was.trim()
+        ));
+    }
     old.decor_mut().clear();
     let theirs = theirs.to_owned();
     if let Some(prefix) = value.decor().prefix().cloned() {

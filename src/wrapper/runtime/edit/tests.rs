@@ -288,11 +288,12 @@ fn hooks_keep_the_environment_they_would_have_had() {
     edit(&mut spec).unwrap();
     assert_eq!(spec["hooks"]["createContainer"][0]["env"], original);
     assert!(spec["hooks"]["prestart"][0].get("env").is_none());
-    // Without LD_PRELOAD, nothing to keep them from.
+    // Without LD_PRELOAD too: the account's EATMYDATA_REPORT, added
+    // after, would reach them (security review 3, issue 45).
     let mut foreign = parse(DOCKER);
     foreign["hooks"]["createContainer"] = serde_json::json!([{"path": "/hook"}]);
     edit_config(&mut foreign, &learned(Kind::Foreign(Foreign::Bits32))).unwrap();
-    assert!(foreign["hooks"]["createContainer"][0].get("env").is_none());
+    assert_eq!(foreign["hooks"]["createContainer"][0]["env"], original);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Whether a running container has the library, for `exec`: its bundle's
 //! `config.json`, found from the real runtime's state folder, has a mount
-//! at `edit::library::MOUNTED` (put there by `create`, or by the user's
-//! own `-v`): `edit::library::in_spec`.
+//! at `edit::library::MOUNTED` put there by `create` (a user's own `-v`
+//! at that place is the user's): `edit::library::in_spec`.
 //!
 //! runc keeps `ROOT/ID/state.json`, whose `config.labels` hold
 //! `bundle=DIR`; crun keeps `ROOT/ID/status`, whose `bundle` is the folder.
@@ -127,10 +127,8 @@ mod tests {
             Some(&root.join("runc")),
             OsStr::new("a")
         ));
-        let config = format!(
-            r#"{{"mounts": [{{"destination": "{}"}}]}}"#,
-            edit::library::MOUNTED
-        );
+        let mounts = serde_json::json!({"mounts": [edit::library::mount("/l.so")]});
+        let config = mounts.to_string();
         fs::write(bundle.join("config.json"), config).unwrap();
         assert!(has_library(runc, Some(&root.join("runc")), OsStr::new("a")));
         assert!(has_library(crun, Some(&root.join("crun")), OsStr::new("b")));

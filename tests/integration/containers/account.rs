@@ -552,7 +552,8 @@ fn report_writes_nowhere_unasked_and_prints_names_as_text() {
 
 /// A process `docker exec` starts in a container under the runtime (its
 /// `exec --process` file) is counted in the container's record too; a
-/// container under runc gets no record.
+/// container under runc gets no record, nor one whose binds at the
+/// runtime's places are the user's.
 #[test]
 fn exec_processes_are_counted_and_runc_containers_are_not() {
     let docker = Accounted::start("account-exec");
@@ -568,6 +569,40 @@ fn exec_processes_are_counted_and_runc_containers_are_not() {
         docker.ok(&["rm", "-f", &id]);
         ids.push(id);
     }
+    // A user's own bind at the runtime's report path, or of the library
+    // at its place with LD_PRELOAD naming it, is the user's (issue 45):
+    // the container is left as runc leaves it, with no folder and no
+    // record, the user's file untouched.
+    let dir = TempDir::new("account-own-binds");
+    let (file, library) = (dir.join("report"), dir.join("libeatmydata.so"));
+    fs::write(&file, "").unwrap();
+    fs::copy(crate::common::library(), &library).unwrap();
+    let binds = [
+        format!("{}:{REPORT}", file.display()),
+        format!("{}:/dev/.eatmydata/libeatmydata.so:ro", library.display()),
+    ];
+    for bind in &binds {
+        let id = docker.ok(&[
+            "run",
+            "-d",
+            "-i",
+            "--network=none",
+            "--runtime",
+            "eatmydata",
+            "-v",
+            bind,
+            "-e",
+            "LD_PRELOAD=/dev/.eatmydata/libeatmydata.so",
+            IMAGE,
+            "/bin/hold",
+        ]);
+        let out = docker.ok(&["exec", &id, "/bin/sync", "loop", "/tmp/f", "9"]);
+        assert_eq!(out, "synced 9");
+        let folder = docker.account.join("containers").join(&id);
+        assert!(!folder.exists(), "{bind}: {folder:?}");
+        docker.ok(&["rm", "-f", &id]);
+    }
+    assert_eq!(fs::read_to_string(&file).unwrap(), "", "the user's file");
     let records = docker.records(&ids[..1]);
     let record = &records[&ids[0]];
     assert_eq!(count(record, "fsync"), 9, "{record:#}");

@@ -564,6 +564,18 @@ fn corpus() -> Vec<Case> {
                 p.run(r, n, &p.images.plain, &[], &[PROBE, "ls", "/dev"], none)
             })
         },
+        // A user's own binds at the runtime's places are the user's
+        // (issue 45): the container is left as runc leaves it.
+        case(
+            "-v FILE:/dev/.eatmydata/report",
+            Control::Succeeds,
+            own_report_file,
+        ),
+        case(
+            "-v LIB:/dev/.eatmydata/libeatmydata.so, LD_PRELOAD",
+            Control::Succeeds,
+            own_library,
+        ),
         // The rules' guard: a negative descriptor fails EBADF as under
         // runc, through libc and raw, upper half sign-extended and zero.
         case("static: fsync(-1)", Control::Succeeds, |p, r, n| {
@@ -625,6 +637,44 @@ fn host_folder(parity: &Parity, runtime: Runtime, name: &str, suffix: &str) -> O
                 .collect();
             vec![("host".to_owned(), gained)]
         },
+    )
+}
+
+/// A host file of the user's bound at the runtime's report path, the
+/// probe's environment printed: what the file holds after.
+fn own_report_file(parity: &Parity, runtime: Runtime, name: &str) -> Outcome {
+    let host = TempDir::new(&format!("parity-own-report-{}", runtime.label()));
+    let file = host.join("report");
+    fs::write(&file, "the user's\n").unwrap();
+    let mount = format!("{}:/dev/.eatmydata/report", file.display());
+    parity.run(
+        runtime,
+        name,
+        &parity.images.plain,
+        &["-v", &mount],
+        &[PROBE, "env"],
+        |_| {
+            let held = fs::read_to_string(&file).unwrap();
+            vec![("file".to_owned(), held.lines().map(str::to_owned).collect())]
+        },
+    )
+}
+
+/// The user's own copy of the library bound at the runtime's place and
+/// named in `LD_PRELOAD`, the probe's environment printed.
+fn own_library(parity: &Parity, runtime: Runtime, name: &str) -> Outcome {
+    let host = TempDir::new(&format!("parity-own-library-{}", runtime.label()));
+    let library = host.join("libeatmydata.so");
+    fs::copy(crate::common::library(), &library).unwrap();
+    let mount = format!("{}:{LIBRARY}:ro", library.display());
+    let preload = format!("LD_PRELOAD={LIBRARY}");
+    parity.run(
+        runtime,
+        name,
+        &parity.images.plain,
+        &["-v", &mount, "-e", &preload],
+        &[PROBE, "env"],
+        none,
     )
 }
 

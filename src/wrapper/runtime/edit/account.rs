@@ -13,6 +13,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use super::library::is_ours;
 use crate::protocol;
 
 /// The folder of ours inside the container's `/dev`.
@@ -42,10 +43,11 @@ pub fn no_place(spec: &Value) -> Option<&'static str> {
     if !tmpfs {
         return Some("the spec mounts no tmpfs at /dev");
     }
-    let ours = [INSIDE, LIBRARY];
-    let taken = mounts(spec).iter().map(destination).any(|d| {
+    let taken = mounts(spec).iter().any(|m| {
+        let d = destination(m);
         (d == FOLDER || d.strip_prefix(FOLDER).is_some_and(|r| r.starts_with('/')))
-            && !ours.contains(&d)
+            && !ours(m)
+            && !is_ours(m, LIBRARY, &super::library::OPTIONS)
     });
     taken.then_some("the spec mounts something of its own under /dev/.eatmydata")
 }
@@ -70,7 +72,7 @@ pub fn add(spec: &mut Value, report: &Path) -> Result<(), String> {
     }
     let mounts = spec.entry("mounts").or_insert_with(|| json!([]));
     let mounts = mounts.as_array_mut().ok_or("mounts is not a list")?;
-    if !mounts.iter().any(|m| destination(m) == INSIDE) {
+    if !mounts.iter().any(ours) {
         mounts.push(json!({
             "destination": INSIDE, "type": "bind", "source": source, "options": OPTIONS
         }));
@@ -90,9 +92,15 @@ pub fn name_report(env: &mut Vec<Value>) {
     }
 }
 
+/// Whether `mount` is the report file's bind as [`add`] makes it; a
+/// user's own at [`INSIDE`] is the user's.
+fn ours(mount: &Value) -> bool {
+    is_ours(mount, INSIDE, &OPTIONS)
+}
+
 /// Whether a container's spec has the report file bound.
 pub fn has_report(spec: &Value) -> bool {
-    mounts(spec).iter().any(|m| destination(m) == INSIDE)
+    mounts(spec).iter().any(ours)
 }
 
 #[cfg(test)]
@@ -134,7 +142,7 @@ mod tests {
         with_library
             .as_array_mut()
             .unwrap()
-            .push(json!({"destination": LIBRARY}));
+            .push(super::super::library::mount("/l.so"));
         assert_eq!(no_place(&spec(with_library, &[])), None);
     }
 
@@ -164,6 +172,27 @@ mod tests {
                 .push(json!({"destination": taken}));
             assert!(no_place(&spec(mounts, &[])).is_some(), "{taken}");
         }
+        // A user's own bind at our report's place, or the library's, is
+        // the user's (an engine's options, not ours).
+        for at in [INSIDE, LIBRARY] {
+            let mut mounts = docker_mounts();
+            let bind = json!({"destination": at, "type": "bind", "source": "/u",
+                              "options": ["rbind", "rprivate"]});
+            mounts.as_array_mut().unwrap().push(bind);
+            let mut value = spec(mounts, &[]);
+            assert!(no_place(&value).is_some(), "{at}");
+            assert!(add(&mut value, Path::new("/r")).is_err());
+            assert!(!has_report(&value));
+        }
+        // Ours, from an edit before, is not in the way.
+        let mut twice = spec(docker_mounts(), &[]);
+        add(&mut twice, Path::new("/r")).unwrap();
+        twice["mounts"]
+            .as_array_mut()
+            .unwrap()
+            .push(super::super::library::mount("/l.so"));
+        assert_eq!(no_place(&twice), None);
+        assert!(has_report(&twice));
         let mut near = docker_mounts();
         near.as_array_mut()
             .unwrap()

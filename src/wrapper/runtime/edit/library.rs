@@ -97,15 +97,33 @@ fn has_option(mount: &Value, option: &str) -> bool {
         .any(|o| o.as_str() == Some(option))
 }
 
-/// Whether `spec` has a mount at [`MOUNTED`]: the library was put there,
-/// by an edit or by hand. What `exec` asks of a running container.
-pub fn in_spec(spec: &Value) -> bool {
-    mounts(spec).any(|m| destination(m).as_deref() == Some(MOUNTED))
+/// Whether `mount` is `destination`'s bind as an edit makes it: a bind
+/// with exactly `options`. One of the user's own at that place (an engine
+/// gives a user's bind options of its own: Docker's `rprivate`, podman's
+/// `rbind` without `nodev`) is the user's, never taken for ours.
+pub fn is_ours(mount: &Value, destination: &str, options: &[&str]) -> bool {
+    let given = mount.get("options").and_then(Value::as_array);
+    let given = given.map(|o| o.iter().map(Value::as_str).collect::<Vec<_>>());
+    let wanted: Vec<Option<&str>> = options.iter().copied().map(Some).collect();
+    self::destination(mount).as_deref() == Some(destination)
+        && mount.get("type").and_then(Value::as_str) == Some("bind")
+        && given == Some(wanted)
 }
 
-/// The host path of the library mounted at [`MOUNTED`] in `spec`, if any.
+fn ours(mount: &&Value) -> bool {
+    is_ours(mount, MOUNTED, &OPTIONS)
+}
+
+/// Whether `spec` has the library's bind at [`MOUNTED`] ([`mount`]'s):
+/// an edit put it there. What `exec` asks of a running container.
+pub fn in_spec(spec: &Value) -> bool {
+    mounts(spec).any(|m| ours(&m))
+}
+
+/// The host path of the library an edit mounted at [`MOUNTED`] in
+/// `spec`, if any.
 pub fn source(spec: &Value) -> Option<&str> {
-    let mount = mounts(spec).find(|m| destination(m).as_deref() == Some(MOUNTED))?;
+    let mount = mounts(spec).find(ours)?;
     mount.get("source").and_then(Value::as_str)
 }
 
@@ -223,6 +241,20 @@ mod tests {
         assert!(in_spec(&spec));
         assert_eq!(source(&spec), Some("/usr/lib/x.so"));
         assert_eq!(place(&spec), Err(NoPlace::Taken), "never twice");
+        // A user's own bind at the place is the user's: the options an
+        // engine gives it are not ours.
+        let mut users = self::spec(json!([tmpfs_dev(&[])]));
+        for options in [
+            json!(["rbind", "rprivate"]),
+            json!(["rbind", "ro"]),
+            Value::Null,
+        ] {
+            let bind = json!({"destination": MOUNTED, "type": "bind", "source": "/x.so", "options": options});
+            users["mounts"].as_array_mut().unwrap().push(bind);
+            assert!(!in_spec(&users));
+            assert_eq!(source(&users), None);
+            assert_eq!(place(&users), Err(NoPlace::Taken));
+        }
         assert_eq!(
             mount("/l.so"),
             json!({"destination": MOUNTED, "type": "bind", "source": "/l.so",

@@ -142,9 +142,11 @@ fn a_second_edit_changes_nothing() {
 #[test]
 fn a_library_the_user_mounted_is_not_mounted_again() {
     let mut spec = parse(DOCKER);
-    let mount = serde_json::json!({"destination": MOUNTED, "type": "bind", "source": "/x.so"});
+    let mount = serde_json::json!({"destination": MOUNTED, "type": "bind", "source": "/x.so",
+                                   "options": ["rbind", "rprivate"]});
     spec["mounts"].as_array_mut().unwrap().push(mount.clone());
-    edit(&mut spec).unwrap();
+    let env = spec["process"]["env"].clone();
+    let done = edit(&mut spec).unwrap();
     let ours: Vec<&Value> = spec["mounts"]
         .as_array()
         .unwrap()
@@ -152,6 +154,15 @@ fn a_library_the_user_mounted_is_not_mounted_again() {
         .filter(|m| m["destination"] == MOUNTED)
         .collect();
     assert_eq!(ours, [&mount]);
+    // It is the user's: the container has no place for ours, and its
+    // environment (its own LD_PRELOAD naming the place, say) is as runc's.
+    assert_eq!(spec["process"]["env"], env);
+    assert!(!library::in_spec(&spec));
+    let told = done.describe();
+    assert!(
+        told.starts_with("no library (the spec mounts something at or under /dev/.eatmydata)"),
+        "{told}"
+    );
 }
 
 #[test]

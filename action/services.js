@@ -86,18 +86,59 @@ function sleep(ms) {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-// Waits until `id` is healthy (or running, without a health check):
-// null, or why not.
-function healthy(id, within) {
+// The TCP ports a running container listens on (state 0A in its network
+// namespace's /proc/PID/net/tcp and tcp6), read as root: a Set, or null
+// where that cannot be told (a daemon on another machine, whose pids
+// mean nothing here).
+function listeningPorts(pid) {
+  const host = process.env.DOCKER_HOST || '';
+  if (!pid || (host !== '' && !host.startsWith('unix://')) || process.env.DOCKER_CONTEXT) return null;
+  const ports = new Set();
+  for (const file of ['tcp', 'tcp6']) {
+    const command = asRoot(['cat', `/proc/${pid}/net/${file}`]);
+    const result = spawnSync(command[0], command.slice(1), { encoding: 'utf8', timeout: 10000 });
+    if (result.error || result.status !== 0) {
+      if (file === 'tcp') return null;
+      continue;
+    }
+    for (const line of result.stdout.split('\n')) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[3] === '0A') ports.add(parseInt(fields[1].split(':').pop(), 16));
+    }
+  }
+  return ports;
+}
+
+// The ports a service without a health check is ready on: those it
+// exposes that the original listened on when it was found.
+function readyPorts(original) {
+  if (original.State.Health) return [];
+  const listening = listeningPorts(original.State.Pid);
+  if (!listening) return [];
+  return Object.keys(original.Config.ExposedPorts || {})
+    .filter((port) => port.endsWith('/tcp'))
+    .map((port) => parseInt(port, 10))
+    .filter((port) => listening.has(port));
+}
+
+// Waits until `id` is healthy; without a health check, until it listens
+// on each of `ports` (where the original did). null, or why not.
+function healthy(id, within, ports = []) {
   const deadline = Date.now() + within;
   for (;;) {
     const [info] = inspect([id]);
     const state = info.State || {};
     if (!state.Running) return `it stopped (exit ${state.ExitCode})`;
     const health = state.Health ? state.Health.Status : '';
-    if (health === '' || health === 'healthy') return null;
+    if (health === 'healthy') return null;
+    if (health === '') {
+      const listening = ports.length > 0 ? listeningPorts(state.Pid) : null;
+      if (!listening || ports.every((port) => listening.has(port))) return null;
+    }
     if (health === 'unhealthy') return 'its health check says unhealthy';
-    if (Date.now() > deadline) return `not healthy within ${within / 1000} s`;
+    if (Date.now() > deadline) {
+      return health ? `not healthy within ${within / 1000} s` : `not listening on ${ports.join(', ')} within ${within / 1000} s`;
+    }
     sleep(500);
   }
 }
@@ -113,10 +154,11 @@ function lastLine(result) {
   return (result.stderr || '').trim().split('\n').pop();
 }
 
-// Starts the created `copy` and waits until healthy: null, or why not.
-function bringUp(copy, within) {
+// Starts the created `copy` and waits until healthy (or listening on
+// `ports`): null, or why not.
+function bringUp(copy, within, ports) {
   const start = docker(['start', copy]);
-  const why = start.status === 0 ? healthy(copy, within) : lastLine(start);
+  const why = start.status === 0 ? healthy(copy, within, ports) : lastLine(start);
   if (!why) return null;
   const said = logTail(copy);
   return said ? `${why} (its log ends: ${said})` : why;
@@ -133,12 +175,12 @@ function discard(copy) {
 // original started again would get new ones for those the runner left
 // to Docker, which `job.services` already told the steps); failing that,
 // the original itself, saying if its ports moved.
-function fallBack(original, name, args, why, within) {
+function fallBack(original, name, args, why, within, ports) {
   const runtime = original.HostConfig.Runtime || 'runc';
   let copy;
   try {
     copy = ok(['create', '--name', name, '--runtime', runtime, ...args]);
-    const still = bringUp(copy, within);
+    const still = bringUp(copy, within, ports);
     if (still) throw new Error(still);
     const [info] = inspect([copy]);
     return { id: copy, ports: container.hostPorts(info), left: `${why}; a copy under ${runtime} took its place` };
@@ -187,18 +229,20 @@ function recreateOne(original, runtime, within) {
   }
   // From here the original is stopped, and kept for the runner to remove.
   const kept = `${name}-before-eatmydata`;
+  const ports = readyPorts(original);
   let why;
   try {
     ok(['stop', '--time', STOP_SECONDS, original.Id]);
     ok(['rename', original.Id, kept]);
     ok(['rename', copy, name]);
-    why = bringUp(copy, within);
+    why = bringUp(copy, within, ports);
   } catch (error) {
     why = error.message;
   }
   if (why) {
     discard(copy);
-    return { ...done, kept, ...fallBack(original, name, args, `its copy under ${runtime} did not come up: ${why}`, within) };
+    const gaveUp = `its copy under ${runtime} did not come up: ${why}`;
+    return { ...done, kept, ...fallBack(original, name, args, gaveUp, within, ports) };
   }
   const [info] = inspect([copy]);
   return {

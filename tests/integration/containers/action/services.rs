@@ -16,7 +16,9 @@
 //! same transactions that flushed under runc before (beside a floor, the
 //! server told not to sync) flush no more than the floor allows. A third
 //! service with an option the copy cannot carry (`--link-local-ip`) is left
-//! running, untouched, with one warning; one whose copy fails its health
+//! running, untouched, with one warning; one without a health check answers
+//! at once after main (which waited until it listened where the original
+//! did); one whose copy fails its health
 //! check under the runtime gets a copy under runc in its place, on the
 //! same host port, with one warning; the job's own container (the
 //! label and network, no alias) is no service, and untouched. Post
@@ -24,7 +26,7 @@
 //! clean-up (its containers by id, then the network) then succeeds.
 
 use std::io::Write as _;
-use std::process::Stdio;
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use super::{runner_on, said};
@@ -47,6 +49,8 @@ struct Database {
     name: String,
     /// The port inside, as `ports:` gives it.
     port: &'static str,
+    /// PostgreSQL (else MariaDB).
+    postgres: bool,
 }
 
 impl Database {
@@ -55,6 +59,17 @@ impl Database {
             alias: "postgres",
             name: "postgres_eatmydatatestpostgres_3c9d2e".into(),
             port: "5432",
+            postgres: true,
+        }
+    }
+
+    /// A PostgreSQL service without a health check.
+    fn plain() -> Database {
+        Database {
+            alias: "plain",
+            name: "plain_eatmydatatestpostgres_5f0c3a".into(),
+            port: "5432",
+            postgres: true,
         }
     }
 
@@ -63,13 +78,14 @@ impl Database {
             alias: "mariadb",
             name: "mariadb_eatmydatatestmariadb_7a41b0".into(),
             port: "3306",
+            postgres: false,
         }
     }
 
     /// The client's command line for `host:port`: reads SQL on stdin,
     /// prints rows one a line.
     fn client(&self, host: &str, port: &str) -> Vec<String> {
-        let line = if self.alias == "postgres" {
+        let line = if self.postgres {
             format!(
                 "PGPASSWORD={PASSWORD} psql -h {host} -p {port} -U postgres -d app -X -q -A -t -v ON_ERROR_STOP=1"
             )
@@ -81,11 +97,11 @@ impl Database {
 
     /// SQL that turns the server's flushes off (`false`) or on again.
     fn syncing(&self, on: bool) -> &'static str {
-        match (self.alias, on) {
-            ("postgres", false) => {
+        match (self.postgres, on) {
+            (true, false) => {
                 "alter system set fsync = off;\nalter system set synchronous_commit = off;\nselect pg_reload_conf();\nselect pg_sleep(1);\n"
             }
-            ("postgres", true) => {
+            (true, true) => {
                 "alter system reset fsync;\nalter system reset synchronous_commit;\nselect pg_reload_conf();\nselect pg_sleep(1);\n"
             }
             (_, false) => "set global innodb_flush_log_at_trx_commit = 0;\n",
@@ -104,6 +120,18 @@ fn inserts(table: &str) -> String {
 /// `sql` run by a client container on the job's network against
 /// `host:port` of `db`: what it printed.
 fn query(docker: &Accounted, db: &Database, host: &str, port: &str, sql: &str) -> String {
+    let output = run_sql(docker, db, host, port, sql);
+    assert!(
+        output.status.success(),
+        "{} at {host}:{port}: {}",
+        db.alias,
+        said(&output)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+/// [`query`]'s client run, whatever its end.
+fn run_sql(docker: &Accounted, db: &Database, host: &str, port: &str, sql: &str) -> Output {
     let mut client = docker
         .docker()
         .args([
@@ -128,14 +156,20 @@ fn query(docker: &Accounted, db: &Database, host: &str, port: &str, sql: &str) -
         .unwrap()
         .write_all(sql.as_bytes())
         .unwrap();
-    let output = client.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "{} at {host}:{port}: {}",
-        db.alias,
-        said(&output)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    client.wait_with_output().unwrap()
+}
+
+/// Waits (2 minutes at most) until `db` answers `select 1` by its alias.
+fn wait_answers(docker: &Accounted, db: &Database) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let output = run_sql(docker, db, db.alias, db.port, "select 1;\n");
+        if output.status.success() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{}: {}", db.alias, said(&output));
+        std::thread::sleep(Duration::from_millis(500));
+    }
 }
 
 /// Waits (5 minutes at most) until `name` is healthy, as the runner
@@ -284,6 +318,25 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
             IMAGE,
         ],
     );
+    // One without a health check: its copy is waited for until it listens
+    // where the original did.
+    let plain = Database::plain();
+    create_service(
+        &docker,
+        &plain.name,
+        plain.alias,
+        &[
+            "-e",
+            "POSTGRES_HOST_AUTH_METHOD=trust",
+            "-e",
+            "POSTGRES_DB=app",
+            "-e",
+            "GITHUB_ACTIONS=true",
+            "-e",
+            "CI=true",
+            &images.postgres,
+        ],
+    );
     // One whose copy under the runtime fails its health check (it looks
     // for the runtime's folder): a copy under runc takes its place.
     let canary = "canary_eatmydatatestpostgres_0d8e6b";
@@ -338,6 +391,7 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
     for name in [&postgres.name, &mariadb.name, canary] {
         wait_healthy(&docker, name);
     }
+    wait_answers(&docker, &plain);
     let gateway = docker.ok(&[
         "network",
         "inspect",
@@ -391,7 +445,12 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
     let log = said(&main);
     assert!(main.status.success(), "local-action main: {log}");
     eprintln!("{log}");
-    for db in [&postgres, &mariadb] {
+    // At once, with no retry: main waited until it listened again.
+    assert_eq!(
+        query(&docker, &plain, plain.alias, plain.port, "select 1;\n"),
+        "1"
+    );
+    for db in [&postgres, &mariadb, &plain] {
         let line = format!("service {} (eatmydata-test/", db.alias);
         assert!(log.contains(&line), "{line} in {log}");
         assert_eq!(
@@ -513,8 +572,8 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
     let left: Vec<&str> = left.lines().collect();
     assert_eq!(
         left.len(),
-        5,
-        "three originals kept, cache, the job's: {left:?}"
+        6,
+        "four originals kept, cache, the job's: {left:?}"
     );
     let mut rm = vec!["rm", "--force"];
     rm.extend(&left);

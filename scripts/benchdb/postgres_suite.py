@@ -22,6 +22,7 @@ from . import postgres
 from .common import as_user, library_mapped, stop, timed
 
 NAME = "postgres-suite"
+LATENCY_KNOB = "fsync=off"  # --latency shows fsync=off -> fsync=off + eatmydata too
 FULL_ONLY = True
 PACKAGES = postgres.PACKAGES
 KNOBS = ["-c", "fsync=off"]  # Testcontainers' PostgreSQLContainer

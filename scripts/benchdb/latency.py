@@ -7,8 +7,9 @@ eaten run against the run it leaves out (plain -> eatmydata; for a
 program with its own knob, knob -> knob + eatmydata: what eatmydata still
 adds where PostgreSQL's fsync=off is already set). The x axis is the
 latency a user sees there, measured on each run's ext4 before it (one
-fdatasync of a rewritten 4 KiB page, fs.py); the sources of the latencies
-of real disks are marked along it.
+fdatasync of a rewritten 4 KiB page, fs.py), the median over all the runs
+at that latency; the sources of the latencies of real disks are marked
+along it.
 """
 
 import math
@@ -144,17 +145,30 @@ def numbers(workloads, results, kinds):
     return lines
 
 
+def axis(results, kinds):
+    """{slow kind: the median fdatasync measured on its devices, over every
+    run of the report}: one place on the x axis a latency, however much
+    one run's measurement was moved by the machine's load."""
+    measured = {}
+    for kind in slow_kinds(kinds):
+        runs = [run for outcome in results.values() for data in outcome.values()
+                if data["fs"] == kind for run in data["runs"]]
+        measured[kind] = median_of(runs, "device fdatasync ms")
+    return measured
+
+
 X0, X1 = math.log10(0.01), math.log10(60)  # ms, the x axis' ends
 WIDTH, HEIGHT, LEFT, RIGHT, TOP, PLOT = 900, 620, 70, 30, 40, 330
 
 
 def svg(workloads, results, titles, kinds, caption):
     """The chart: speed-up (log) against the measured fdatasync latency (log)."""
+    measured = axis(results, kinds)
     lines = []
     for module in workloads:
         points = grid(module, results.get(module.NAME, {}), slow_kinds(kinds))
         for base, eaten, suffix in pairs(module):
-            xy = [(p["fdatasync"] or fs.latency_of(k), p["speedup"])
+            xy = [(measured.get(k) or fs.latency_of(k), p["speedup"])
                   for (b, e, k), p in points.items() if (b, e) == (base, eaten) and p["speedup"]]
             if xy:
                 lines.append((f"{module.NAME}{suffix}", sorted(xy)))

@@ -176,11 +176,21 @@ impl Book {
         Ok(file)
     }
 
+    /// `file`, readable by its owner alone: what each container ran, its
+    /// image, its mounts are not every local user's to read (an account
+    /// made before was 0644).
+    fn private(&self, file: File) -> io::Result<File> {
+        if file.metadata()?.mode() & 0o077 != 0 {
+            file.set_permissions(fs::Permissions::from_mode(0o600))?;
+        }
+        Ok(file)
+    }
+
     /// Appends `record`, under the lock: rotates a full file first, and
     /// ends a line a crash left open.
     pub fn append(&self, _lock: &Lock, record: &Record) -> io::Result<()> {
         let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT;
-        let mut file = self.open_at(FILE, flags, 0o644)?;
+        let mut file = self.private(self.open_at(FILE, flags, 0o600)?)?;
         let mut size = file.metadata()?.len();
         if size >= CAP {
             let (from, to) = (c_name(FILE), c_name(OLDER));
@@ -189,7 +199,7 @@ impl Book {
             if unsafe { libc::renameat(dir, from.as_ptr(), dir, to.as_ptr()) } != 0 {
                 return Err(io::Error::last_os_error());
             }
-            file = self.open_at(FILE, flags, 0o644)?;
+            file = self.private(self.open_at(FILE, flags, 0o600)?)?;
             size = file.metadata()?.len();
         }
         let mut bytes = Vec::with_capacity(LINE_MAX);
@@ -314,6 +324,24 @@ mod tests {
         let read = book.read().unwrap();
         assert_eq!(read.records, [example("a", 1), example("c", 3)]);
         assert_eq!(read.unreadable, 1, "the torn line, closed by the next");
+        fs::remove_dir_all(&path).unwrap();
+    }
+
+    /// The account is its owner's to read alone (security review 3, issue
+    /// 45: account.jsonl was world-readable): made 0600, and one an
+    /// older runtime made 0644 made 0600 at the next record.
+    #[test]
+    fn the_account_is_readable_by_its_owner_alone() {
+        let path = folder("private");
+        let book = Book::open_or_make(&path).unwrap();
+        let lock = book.lock().unwrap();
+        book.append(&lock, &example("a", 1)).unwrap();
+        let mode = |path: &Path| fs::metadata(path).unwrap().mode() & 0o777;
+        assert_eq!(mode(&path.join(FILE)), 0o600);
+        fs::set_permissions(path.join(FILE), fs::Permissions::from_mode(0o644)).unwrap();
+        book.append(&lock, &example("b", 2)).unwrap();
+        assert_eq!(mode(&path.join(FILE)), 0o600);
+        drop(lock);
         fs::remove_dir_all(&path).unwrap();
     }
 

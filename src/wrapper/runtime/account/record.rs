@@ -103,14 +103,19 @@ fn mounts_of(list: &Value) -> Option<Vec<(String, u64)>> {
 }
 
 /// `text` cut to [`TEXT_MAX`] bytes at a character's boundary, control
-/// characters shown as `?`.
+/// characters and those that change how a text reads unseen (bidi,
+/// zero-width: `shown::unseen`) shown as `?`.
 pub fn bounded(text: &str) -> String {
     let mut out = String::new();
     for c in text.chars() {
         if out.len() + c.len_utf8() > TEXT_MAX {
             break;
         }
-        out.push(if c.is_control() { '?' } else { c });
+        out.push(if c.is_control() || super::shown::unseen(c) {
+            '?'
+        } else {
+            c
+        });
     }
     out
 }

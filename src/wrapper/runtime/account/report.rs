@@ -493,7 +493,10 @@ fn text(
     out
 }
 
-/// A cell of a Markdown table: what an engine named, shown as text.
+/// A cell of a Markdown table: what an engine named, shown as text,
+/// whatever the account file holds (it is not trusted to have been
+/// written bounded): a control character, or one that changes how the
+/// text reads unseen (`shown::unseen`), as `?` too.
 fn cell(text: &str) -> String {
     if text.is_empty() {
         return "–".to_owned();
@@ -501,6 +504,7 @@ fn cell(text: &str) -> String {
     let mut out = String::from("`");
     out.extend(text.chars().map(|c| match c {
         '`' | '|' | '\\' | '<' | '>' => '?',
+        c if c.is_control() || shown::unseen(c) => '?',
         c => c,
     }));
     out.push('`');
@@ -679,6 +683,21 @@ mod tests {
     use super::super::record::tests::example;
     use super::*;
 
+    /// What an engine named reaches a Markdown cell as text, whatever the
+    /// account file holds: a bidi override, a zero-width space, a control
+    /// character are `?` (security review 3, issue 45: they reached the
+    /// summary, and `cell` trusted the file to be written bounded).
+    #[test]
+    fn a_cell_shows_no_character_that_changes_how_it_reads() {
+        assert_eq!(cell("db\u{202e}gpj.exe"), "`db?gpj.exe`");
+        assert_eq!(cell("a\u{200b}b\u{2066}c\u{1b}[2J"), "`a?b?c?[2J`");
+        assert_eq!(cell("x|`y`"), "`x??y?`");
+        assert_eq!(
+            super::super::record::bounded("postgres\u{202e}\u{feff}:16"),
+            "postgres??:16"
+        );
+    }
+
     #[test]
     fn the_line_is_read_strictly() {
         let now = 1_000_000;
@@ -843,7 +862,7 @@ mod tests {
         a.kept_by_mount = Some(vec![("/k\u{1b}[2J<b>|".to_owned(), 3)]);
         let records = [a];
         let md = markdown(&sum(&records), &records, &[], None);
-        assert!(md.contains("| `a` | `/k\u{1b}[2J?b??` | 0 | 3 |"), "{md}");
+        assert!(md.contains("| `a` | `/k?[2J?b??` | 0 | 3 |"), "{md}");
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod edits; // what the edit leaves out, and where: i386, ASan, static, /dev, /op
 mod exec; // exec process files as a file, /dev/stdin and <(...), beside runc; a planted name
 mod failures; // bad specs refused with the container never started; the log line
 mod home; // the test's own EATMYDATA_HOME: the account there, the machine's folders untouched
+mod newcomer; // the runtime alone or --help, a typo, a user not root: our words beside runc's
 mod runc; // dynamic and static programs, Docker's profile, exec, the off switch
 mod verbs; // runc's help, lines we do not read, a bundle without its spec; bounded specs; log lines
 

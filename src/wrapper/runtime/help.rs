@@ -1,9 +1,37 @@
-//! `eatmydata-runtime --help`: what the runtime is, its own options, and
-//! `configure`.
+//! `eatmydata-runtime --help` (and the runtime alone): what the runtime
+//! is, its own options and commands, and that every other verb goes to
+//! runc; and the word a caller that is not root needs.
 
 use super::edit::DISABLE;
 use super::edit::library::MOUNTED;
 use super::{KEEP_BINDS_OPTION, NAME, RUNTIME_OPTION, RUNTIME_VARIABLE};
+
+/// The runtime's own commands; every other verb goes to the real runtime.
+pub const COMMANDS: [&str; 5] = ["configure", "report", "install", "uninstall", "check"];
+
+/// For a caller that is not root, what to do instead; `None` for root.
+/// The command is named as this one was called, by a path sudo finds
+/// (its PATH is not the user's: no `~/.cargo/bin`).
+pub fn as_root() -> Option<String> {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    let uid = unsafe { libc::geteuid() };
+    let called = std::env::args_os().next().unwrap_or_default();
+    let how = match super::is_its_name(&called) {
+        true => format!("sudo \"$(command -v {NAME})\" ..."),
+        false => "sudo \"$(command -v eatmydata)\" --runtime ...".to_owned(),
+    };
+    (uid != 0).then(|| format!("you are not root (uid {uid}): run it as root, as {how}"))
+}
+
+/// `why`, and for a caller that is not root refused by the kernel, what
+/// to do instead.
+pub fn with_root_hint(why: String, error: Option<&std::io::Error>) -> String {
+    let refused = error.is_some_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
+    match as_root().filter(|_| refused) {
+        Some(hint) => format!("{why}; {hint}"),
+        None => why,
+    }
+}
 
 /// The help, with the names the runtime uses filled in.
 pub fn text() -> String {
@@ -27,6 +55,11 @@ LD_PRELOAD. Then it runs the real runtime
 with its arguments byte for byte; every other verb goes straight to it.
 A spec it cannot parse fails the verb, the container not started.
 
+The real runtime is runc (else crun), found in PATH, or the one named
+below: 'runc --help' lists the verbs it passes on (create, start, state,
+kill, delete, ...). A verb neither knows still goes to it; where it is
+refused, a line names this command's own.
+
 Options (before runc's own):
       {RUNTIME_OPTION}=NAME|PATH
                       the real runtime (default: runc in PATH, else crun)
@@ -45,6 +78,10 @@ Commands:
   install, uninstall  the node installer: copy, register, restart the
                       engine if that changed, wait for the handler; and
                       every step back; see '{NAME} install --help'
+  check               prove this runtime can work here before an engine
+                      runs it (changes no engine file); see
+                      '{NAME} check --help'
+These need root: sudo \"$(command -v {NAME})\" COMMAND ...
 
 Environment:
   {RUNTIME_VARIABLE}=NAME|PATH  the real runtime, as {RUNTIME_OPTION}=

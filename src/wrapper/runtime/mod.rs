@@ -29,6 +29,7 @@ mod install;
 mod log;
 mod process;
 mod state;
+mod unheard;
 mod verbs;
 
 use std::ffi::{OsStr, OsString};
@@ -165,9 +166,19 @@ pub fn main(argv: Vec<OsString>) -> std::ffi::c_int {
     if let Some(verb) = args.next_if(|a| a == "install" || a == "uninstall") {
         return install::run(verb == "uninstall", args.collect());
     }
-    if args.peek().is_some_and(|a| a == "--help" || a == "-h") {
-        print!("{}", help::text());
-        return 0;
+    // Alone, or asking for help: ours, not runc's (no engine calls either).
+    let alone = args.peek().is_none();
+    if alone
+        || args
+            .peek()
+            .is_some_and(|a| a == "--help" || a == "-h" || a == "help")
+    {
+        let mut rest = args.clone().skip(1);
+        // `help VERB` is runc's help for its verb.
+        if alone || rest.next().is_none() {
+            print!("{}", help::text());
+            return 0;
+        }
     }
     let mut log = verbs::Log::default();
     let failure = match run(args.collect(), &mut log) {
@@ -365,6 +376,16 @@ fn run(mut args: Vec<OsString>, log: &mut verbs::Log) -> Result<std::convert::In
         Verb::Unknown { option } => {
             let message = format!("option {option} unknown to eatmydata: handed on untouched");
             say(log, OsStr::new(""), &message);
+        }
+        Verb::Unheard { verb } => {
+            let code = unheard::run(&runtime, &argv0, &args, Some(&verb))
+                .map_err(|e| Failure::Command(error::Error::CannotRun(argv0.clone(), e)))?;
+            std::process::exit(code);
+        }
+        Verb::Other if root.is_none() && help::as_root().is_some() => {
+            let code = unheard::run(&runtime, &argv0, &args, None)
+                .map_err(|e| Failure::Command(error::Error::CannotRun(argv0.clone(), e)))?;
+            std::process::exit(code);
         }
         Verb::Exec { process: None, .. } | Verb::Other => {}
     }

@@ -144,10 +144,40 @@ pub enum Verb {
     /// An option this reader does not know: the line is handed on as it
     /// is, and the log says so.
     Unknown { option: String },
+    /// A verb neither runc nor crun has (a typo, or one newer than this
+    /// list): still handed on, but the real runtime's refusal gets a line
+    /// naming eatmydata-runtime's own verbs.
+    Unheard { verb: OsString },
     /// Anything else: `start`, `state`, `kill`, `features`, a help
     /// option, a line without its id, ...
     Other,
 }
+
+/// The verbs runc and crun know (runc 1.1's, with `help`'s alias `h`
+/// and the hidden `init`; crun's `mounts`): any other is [`Verb::Unheard`].
+const KNOWN: [&str; 21] = [
+    "checkpoint",
+    "create",
+    "delete",
+    "events",
+    "exec",
+    "features",
+    "help",
+    "h",
+    "init",
+    "kill",
+    "list",
+    "mounts",
+    "pause",
+    "ps",
+    "restore",
+    "resume",
+    "run",
+    "spec",
+    "start",
+    "state",
+    "update",
+];
 
 /// The line, read.
 #[derive(Debug, PartialEq)]
@@ -255,6 +285,9 @@ pub fn parse(args: &[OsString]) -> Line {
             Some(b"run") => create(args, at + 1, true),
             Some(b"exec") => exec(args, at + 1),
             Some(b"delete") => delete(args, at + 1),
+            Some(word) if !KNOWN.iter().any(|k| k.as_bytes() == word) => Verb::Unheard {
+                verb: OsStr::from_bytes(word).to_owned(),
+            },
             _ => Verb::Other,
         },
         Walk::Unknown(option) => Verb::Unknown { option },

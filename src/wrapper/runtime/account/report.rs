@@ -214,10 +214,14 @@ pub fn run(args: Vec<OsString>) -> std::ffi::c_int {
     let read = match read(&folder) {
         Ok(read) => read,
         Err(error) => {
-            eprintln!(
+            let why = format!(
                 "eatmydata: report: cannot read the account in {}: {}",
                 folder.display(),
                 crate::error::plain(&error)
+            );
+            eprintln!(
+                "{}",
+                crate::runtime::help::with_root_hint(why, Some(&error))
             );
             return 1;
         }

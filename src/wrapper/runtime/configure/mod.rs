@@ -25,6 +25,7 @@ pub(crate) mod inuse;
 mod json;
 mod podman;
 mod program;
+mod reach;
 pub(crate) mod reload;
 pub(crate) mod toml;
 
@@ -175,18 +176,51 @@ pub fn run(args: Vec<OsString>) -> std::ffi::c_int {
             print!("{HELP}");
             Ok(())
         }
-        Ok(Asked::Configure(request)) => match request.remove {
-            true => flow::remove(&request),
-            false => flow::register(&request),
+        Ok(Asked::Configure(request)) => match writable(&request) {
+            Err(error) => Err(error),
+            Ok(()) if request.remove => flow::remove(&request),
+            Ok(()) => flow::register(&request),
         },
         Err(error) => Err(error),
     };
     match done {
         Ok(()) => 0,
         Err(error) => {
-            eprintln!("eatmydata: {error}");
+            let io = match &error {
+                Error::Io { error, .. } => Some(error),
+                _ => None,
+            };
+            let said = super::help::with_root_hint(format!("eatmydata: {error}"), io);
+            eprintln!("{said}");
             error.exit_code().into()
         }
+    }
+}
+
+/// Refuses, before anything is made, a run (not a dry run) that could
+/// not write the engine's file: a caller who is not root, mostly. The
+/// file where it is, else the nearest folder above it that is.
+fn writable(request: &args::Request) -> Result<(), Error> {
+    if request.dry_run {
+        return Ok(());
+    }
+    let config = config_of(request);
+    let Some(there) = config.ancestors().find(|p| p.symlink_metadata().is_ok()) else {
+        return Ok(());
+    };
+    let Ok(path) = std::ffi::CString::new(there.as_os_str().as_encoded_bytes()) else {
+        return Ok(());
+    };
+    // SAFETY: `path` is a C string that outlives the call.
+    let status =
+        unsafe { libc::faccessat(libc::AT_FDCWD, path.as_ptr(), libc::W_OK, libc::AT_EACCESS) };
+    match status {
+        0 => Ok(()),
+        _ => Err(Error::Io {
+            doing: "change",
+            path: config,
+            error: std::io::Error::last_os_error(),
+        }),
     }
 }
 

@@ -302,3 +302,25 @@ fn everything_else_passes() {
         assert_eq!(line(args).verb, Verb::Other, "{args}");
     }
 }
+
+#[test]
+fn a_verb_neither_runtime_has_is_named() {
+    for (args, verb) in [
+        ("reprot", "reprot"),
+        ("--root /r frobnicate ID", "frobnicate"),
+        ("configure docker", "configure"),
+    ] {
+        assert_eq!(
+            line(args).verb,
+            Verb::Unheard { verb: verb.into() },
+            "{args}"
+        );
+    }
+    for known in super::KNOWN {
+        assert_ne!(
+            line(&format!("{known} ID")).verb,
+            Verb::Unheard { verb: known.into() },
+            "{known}"
+        );
+    }
+}

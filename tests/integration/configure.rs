@@ -18,6 +18,7 @@ mod dockerd; // a dockerd of the tests' own lists the runtime and runs a contain
 mod engines; // containerd and podman read the runtime it registered
 mod files; // dry runs, files it cannot parse, missing files, the link, bad usage
 mod kept; // a machine's own files: only its keys change, once, with a backup
+mod reach; // a cargo install registered by root: reached by name on sudo's PATH; what --remove leaves, said
 mod refused; // a FIFO or a folder as --config, a planted eatmydata-runtime: refused at once
 mod removed; // --remove gives back each engine's file as it was, once, with a dry run
 

@@ -87,6 +87,13 @@ pub fn remove(text: &str, alias: bool) -> Result<String, String> {
     Ok(text)
 }
 
+/// Whether a removal from `old` to `new` named `runc` the default where
+/// `old` named the runtime (`new`: `None` when the file goes).
+pub fn named_runc(old: &str, new: Option<&str>) -> bool {
+    let default = |text: &str| json::parse(text).ok().map(|v| v["default-runtime"].clone());
+    default(old) == Some(json!(REGISTERED)) && new.and_then(default) == Some(json!(RUNC))
+}
+
 /// Whether nothing is left in the file but an empty object.
 pub fn holds_nothing(text: &str) -> bool {
     text.trim().is_empty() || json::parse(text).is_ok_and(|v| v == json!({}))

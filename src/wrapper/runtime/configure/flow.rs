@@ -7,10 +7,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::args::Request;
-use super::program::{library_left, place_library, runtime_path};
+use super::program::{library_left, place_library, roots_place, runtime_path};
 use super::reload::{self, Dockerd, Reloaded};
 use super::{Engine, Error, REGISTERED, Want};
-use super::{buildkit, config_of, docker, file, inuse};
+use super::{RUNTIME_FILE, buildkit, config_of, docker, file, inuse, reach};
 
 /// `configure ENGINE [--default] ...`.
 pub fn register(request: &Request) -> Result<(), Error> {
@@ -36,6 +36,10 @@ pub fn register(request: &Request) -> Result<(), Error> {
     let mut drop_in = false;
     if request.engine == Engine::Docker && request.default {
         drop_in = buildkit_on(request, &want.path)?;
+    }
+    let (place, usual) = roots_place();
+    if runtime == place.join("bin").join(RUNTIME_FILE) {
+        reach::link_copy(&runtime, usual, request.dry_run);
     }
     if (changed || drop_in) && request.dry_run {
         println!("Dry run: nothing written.");
@@ -66,7 +70,17 @@ pub fn remove(request: &Request) -> Result<(), Error> {
     let unchanged = format!("holds no registration of {REGISTERED} to take back");
     let changed = apply(request, &config, old.as_deref(), new.as_deref(), &unchanged)?;
     let drop_in = request.engine == Engine::Docker && buildkit_off(request)?;
+    if request.engine == Engine::Docker && docker::named_runc(text, new.as_deref()) {
+        println!(
+            "Left \"default-runtime\": \"{}\" in {}: dockerd keeps a setting that goes \
+             missing from the file when it reloads, so the default is named back; the line \
+             can go once dockerd has restarted.",
+            docker::RUNC,
+            config.display()
+        );
+    }
     library_left();
+    reach::left(&roots_place().0);
     if (changed || drop_in) && request.dry_run {
         println!("Dry run: nothing written.");
     } else if changed {

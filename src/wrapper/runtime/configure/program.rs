@@ -113,10 +113,7 @@ fn safe(path: &Path) -> Result<(), String> {
 /// copier), because `exe` is where root must not run it from (`why`):
 /// the copy's `eatmydata-runtime`.
 fn copied(request: &Request, exe: &Path, why: &str) -> Result<PathBuf, Error> {
-    let prefix = match std::env::var_os(crate::library::HOME).map(PathBuf::from) {
-        Some(home) if home.is_absolute() => home,
-        _ => PathBuf::from(crate::runtime::install::PREFIX),
-    };
+    let (prefix, _) = roots_place();
     let runtime = prefix.join("bin").join(RUNTIME_FILE);
     written_plain(&runtime)?;
     println!(
@@ -142,6 +139,15 @@ fn copied(request: &Request, exe: &Path, why: &str) -> Result<PathBuf, Error> {
     })?;
     println!("Registering the copy, {}.", made.display());
     Ok(made)
+}
+
+/// Root's place for a copy of this command (`/usr/local/eatmydata`, or
+/// `EATMYDATA_HOME`), and whether it is the usual one.
+pub fn roots_place() -> (PathBuf, bool) {
+    match std::env::var_os(crate::library::HOME).map(PathBuf::from) {
+        Some(home) if home.is_absolute() => (home, false),
+        _ => (PathBuf::from(crate::runtime::install::PREFIX), true),
+    }
 }
 
 /// Places the library for the runtime at `runtime` (decision D1: a

@@ -472,3 +472,68 @@ fn a_second_install_heals_a_failed_reload_and_restart_none_returns_at_once() {
     assert_eq!(fs::read_to_string(&config).unwrap(), theirs);
     assert_eq!(dockerd.daemon.pid(), pid);
 }
+
+/// Every file and folder under `root`, sorted.
+fn listing(root: &Path) -> Vec<PathBuf> {
+    let mut seen = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(path) = todo.pop() {
+        if path.is_dir() && !path.is_symlink() {
+            todo.extend(fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        }
+        seen.push(path);
+    }
+    seen.sort();
+    seen
+}
+
+/// A host root in a folder every user may write (as `/tmp/H`), where the
+/// library may not be placed: refused before anything is made, naming
+/// the folder judged. Before: the command and its link were left under
+/// H, and the message named `/usr/local/...`. The control: the same tree
+/// in a folder of root's installs, then uninstalls to nothing of ours.
+#[test]
+fn a_host_root_whose_parent_others_may_write_is_refused_with_nothing_made() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = RunDir::new("install-open-parent");
+    let open = dir.join("open");
+    fs::create_dir(&open).unwrap();
+    fs::set_permissions(&open, fs::Permissions::from_mode(0o1777)).unwrap();
+    let installer = |host: &Path, verb: &str| {
+        let args = ["--engine", "docker", "--restart", "none"];
+        Command::new(runtime())
+            .arg(verb)
+            .args(args)
+            .arg("--host-root")
+            .arg(host)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run the installer")
+    };
+    for parent in [&open, dir.path()] {
+        let host = parent.join("host");
+        fs::create_dir_all(host.join("etc/docker")).unwrap();
+        fs::write(host.join("etc/docker/daemon.json"), "{}\n").unwrap();
+        let before = listing(&host);
+        let output = installer(&host, "install");
+        if parent == &open {
+            let text = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(125), "{text}");
+            assert!(
+                text.starts_with(&format!(
+                    "eatmydata: cannot install into {}: {} is writable by every user",
+                    host.join("usr/local/eatmydata").display(),
+                    open.display()
+                )),
+                "{text}"
+            );
+            assert!(output.stdout.is_empty(), "{}", said(output, "install"));
+            assert_eq!(listing(&host), before, "install left something");
+        } else {
+            said(output, "install");
+            assert!(host.join("usr/local/eatmydata/bin/eatmydata").is_file());
+            said(installer(&host, "uninstall"), "uninstall");
+            assert!(!host.join("usr/local/eatmydata").exists());
+        }
+    }
+}

@@ -30,22 +30,52 @@ pub fn install(host: &Host) -> Result<String, Error> {
     install_in(host, PREFIX)
 }
 
+/// Whether the library could be placed in `prefix` on the host: every
+/// folder from `/` down to it (or to the nearest one there, under
+/// `--host-root`), as seen here, root's and writable by no one else.
+/// Asked before anything is made; the message names the folder judged.
+pub fn placeable(host: &Host, prefix: &str) -> Result<(), Error> {
+    let judged = host.at(prefix);
+    crate::library::safe_folder(&judged).map_err(|why| {
+        Error::Engine(format!(
+            "cannot install into {}: {why}; the command and its library go only where \
+             every folder from / down is root's and no one else may write. Nothing was made",
+            judged.display()
+        ))
+    })
+}
+
 /// The same in `prefix` (a host's absolute path): `prefix/bin/eatmydata`,
 /// the link `prefix/bin/eatmydata-runtime`, the library placed in
-/// `prefix/lib/eatmydata/`.
+/// `prefix/lib/eatmydata/`. Where the library cannot be placed, what this
+/// made is taken away again.
 pub fn install_in(host: &Host, prefix: &str) -> Result<String, Error> {
+    placeable(host, prefix)?;
     let running = Path::new(crate::library::RUNNING);
     let bytes = crate::library::this_program_bytes().map_err(Error::io("read", running))?;
-    let bin = host.own_folder(&format!("{prefix}/bin"))?;
+    let bin_path = format!("{prefix}/bin");
+    // The folders about to be made, deepest first, to take back.
+    let missing: Vec<std::path::PathBuf> = host
+        .at(&bin_path)
+        .ancestors()
+        .take_while(|folder| *folder != host.root() && folder.symlink_metadata().is_err())
+        .map(Path::to_path_buf)
+        .collect();
+    let bin = host.own_folder(&bin_path)?;
     let (command, runtime) = (
         format!("{prefix}/bin/eatmydata"),
         format!("{prefix}/bin/{RUNTIME_FILE}"),
     );
+    let mut made = Vec::new();
     if read_no_link(&bin.join("eatmydata"))?.as_deref() == Some(&bytes[..]) {
         println!("{command} is this command already.");
     } else {
+        let existed = bin.join("eatmydata").symlink_metadata().is_ok();
         register::write(&bin.join("eatmydata"), &bytes, 0o755)?;
         println!("Copied this command to {command}.");
+        if !existed {
+            made.push(bin.join("eatmydata"));
+        }
     }
     let link = bin.join(RUNTIME_FILE);
     match fs::read_link(&link) {
@@ -54,11 +84,24 @@ pub fn install_in(host: &Host, prefix: &str) -> Result<String, Error> {
             fs::remove_file(&link).map_err(Error::io("remove", &link))?;
             make_link(&link, &runtime)?;
         }
-        _ => make_link(&link, &runtime)?,
+        _ => {
+            make_link(&link, &runtime)?;
+            made.push(link);
+        }
     }
-    let placed = crate::library::place(host.root(), Path::new(&command))
-        .map_err(|error| Error::Engine(error.to_string()))?;
-    println!("The library is in {}.", placed.display());
+    match crate::library::place(host.root(), Path::new(&command)) {
+        Ok(placed) => println!("The library is in {}.", placed.display()),
+        Err(error) => {
+            made.iter().for_each(|file| drop(fs::remove_file(file)));
+            missing
+                .iter()
+                .for_each(|folder| drop(fs::remove_dir(folder)));
+            return Err(Error::Engine(format!(
+                "{error}\n(Judged under {}; what this install made there is taken away again.)",
+                host.root().display()
+            )));
+        }
+    }
     Ok(runtime)
 }
 

@@ -125,7 +125,12 @@ pub fn run(uninstall: bool, args: Vec<OsString>) -> std::ffi::c_int {
     match done {
         Ok(()) => 0,
         Err(error) => {
-            eprintln!("eatmydata: {error}");
+            let io = match &error {
+                Error::Io { error, .. } => Some(error),
+                _ => None,
+            };
+            let said = super::help::with_root_hint(format!("eatmydata: {error}"), io);
+            eprintln!("{said}");
             error.exit_code().into()
         }
     }
@@ -133,6 +138,9 @@ pub fn run(uninstall: bool, args: Vec<OsString>) -> std::ffi::c_int {
 
 fn install(request: &Request) -> Result<(), Error> {
     let host = Host::new(&request.root)?;
+    // Before the lock's folder is made: a host root no copy may go under
+    // is refused with nothing made.
+    copy::placeable(&host, PREFIX)?;
     let _lock = lock::take(&host)?;
     let engine = match request.engine {
         Some(engine) => engine,

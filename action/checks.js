@@ -6,7 +6,7 @@
 const fs = require('fs');
 const path = require('path');
 const { spawnSync } = require('child_process');
-const { Refused, asRoot, enabled, input, isRoot, succeeds } = require('./common.js');
+const { Refused, asRoot, enabled, input, isRoot, reason, succeeds } = require('./common.js');
 
 // The inputs, read and checked once.
 function inputs() {
@@ -82,13 +82,65 @@ function pidfile(config, given) {
   return '/var/run/docker.pid';
 }
 
-// Whether the process the pid file names is a dockerd.
-function dockerdAt(file) {
+// The dockerd the pid file names, or docker.service's: its pid, or null.
+function dockerdPid(file) {
+  const isDockerd = (pid) => {
+    try {
+      return /^[1-9][0-9]*$/.test(pid) && fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'dockerd';
+    } catch {
+      return false;
+    }
+  };
+  let pid = '';
   try {
-    const pid = fs.readFileSync(file, 'utf8').trim();
-    return /^[0-9]+$/.test(pid) && fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'dockerd';
+    pid = fs.readFileSync(file, 'utf8').trim();
   } catch {
-    return false;
+    // No pid file: docker.service's, below.
+  }
+  if (isDockerd(pid)) return pid;
+  const shown = spawnSync('systemctl', ['show', '--property', 'MainPID', '--value', 'docker'], {
+    encoding: 'utf8',
+    timeout: 30000,
+  });
+  const main = (shown.stdout || '').trim();
+  return isDockerd(main) ? main : null;
+}
+
+// The daemon.json the dockerd of `pid` reads: its --config-file (from its
+// own folder when relative), else Docker's default; resolved, or as given
+// where it cannot be.
+function readsConfig(pid) {
+  let args = [];
+  try {
+    args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return null;
+  }
+  let named = '/etc/docker/daemon.json';
+  args.forEach((arg, i) => {
+    if (arg === '--config-file' && i + 1 < args.length) named = args[i + 1];
+    else if (arg.startsWith('--config-file=')) named = arg.slice('--config-file='.length);
+  });
+  if (!path.isAbsolute(named)) {
+    try {
+      named = path.join(fs.readlinkSync(`/proc/${pid}/cwd`), named);
+    } catch {
+      return null;
+    }
+  }
+  return resolved(named);
+}
+
+// `file` with its links resolved (its folder's, when it does not exist).
+function resolved(file) {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    try {
+      return path.join(fs.realpathSync(path.dirname(file)), path.basename(file));
+    } catch {
+      return path.resolve(file);
+    }
   }
 }
 
@@ -114,10 +166,18 @@ function docker(given) {
     throw new Refused(`Docker's daemon does not answer (${said}): start it before this step, or set \`docker: false\``);
   }
   const file = pidfile(given.dockerConfig, given.dockerPidfile);
-  if (!dockerdAt(file) && !systemdDocker()) {
+  const pid = dockerdPid(file);
+  if (pid === null && !systemdDocker()) {
     throw new Refused(
       `no dockerd to reload: ${file} names none and docker.service is not active: ` +
         'give its pid file as `docker-pidfile`, or set `docker: false`',
+    );
+  }
+  const reads = pid === null ? null : readsConfig(pid);
+  if (reads !== null && reads !== resolved(given.dockerConfig)) {
+    throw new Refused(
+      `the running dockerd (pid ${pid}) reads ${reads}, not docker-config ${given.dockerConfig}: ` +
+        `give \`docker-config: ${reads}\`, or leave it unset for Docker's default`,
     );
   }
   if (given.builds && !systemdDocker()) {
@@ -143,6 +203,31 @@ function apt(given) {
   }
 }
 
+// The command to install, before anything is installed: it says it is
+// eatmydata, and (for Docker) a dry run of the registration, as root as
+// the step will be, finds daemon.json one it can edit. Its stdout is
+// shown only when it refuses.
+function command(file, given) {
+  const version = spawnSync(file, ['--version'], { encoding: 'utf8', timeout: 30000 });
+  const first = (version.stdout || '').split('\n')[0];
+  if (version.status !== 0 || !/^eatmydata [0-9]/.test(first)) {
+    const said = version.error ? version.error.code : `its --version says '${first.slice(0, 80)}'`;
+    throw new Refused(
+      `${file} is not the eatmydata command (${said}): give the built single file (target/release/eatmydata, ` +
+        'scripts/build-static) as `path`, or leave path empty for the release file',
+    );
+  }
+  if (!given.docker) return;
+  let dry = [file, '--runtime', 'configure', 'docker', '--default', '--dry-run', '--config', given.dockerConfig];
+  dry.push('--pid-file', pidfile(given.dockerConfig, given.dockerPidfile));
+  if (given.systemdDir) dry.push('--systemd-dir', given.systemdDir);
+  dry = asRoot(dry);
+  const tried = spawnSync(dry[0], dry.slice(1), { encoding: 'utf8', timeout: 60000 });
+  if (tried.status !== 0) {
+    throw new Refused(`${reason(tried.stderr || tried.stdout)}; nothing was installed or changed`);
+  }
+}
+
 // Every check, in order; returns the inputs.
 function all() {
   const given = inputs();
@@ -156,4 +241,4 @@ function all() {
   return given;
 }
 
-module.exports = { all, inputs, pidfile };
+module.exports = { all, command, inputs, pidfile };

@@ -88,21 +88,34 @@ function asRoot(command, env = {}) {
 // Runs action/SCRIPT with ARGS as root (through `sudo -n` when not root,
 // with only what rootEnvironment passes; as the runner's user when
 // `user`), its stderr to the job's log; returns its stdout, which is also
-// shown unless `capture`.
+// shown unless `capture`. A failure throws with the step's own last
+// `eatmydata:` line (or its last line) as the reason, so that the job's
+// error line says why, not only the log above it.
 function step(script, args, { capture = false, user = false, env = {} } = {}) {
   let command = ['sh', path.join(here, script), ...args];
   if (!user) command = asRoot(command, env);
   const result = spawnSync(command[0], command.slice(1), {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
     encoding: 'utf8',
     env: { ...process.env, ...env },
+    maxBuffer: 64 * 1024 * 1024,
   });
   if (result.error) throw result.error;
+  if (result.stderr) process.stderr.write(result.stderr);
   if (!capture && result.stdout) process.stdout.write(result.stdout);
   if (result.status !== 0) {
-    throw new Error(`action/${script} failed (exit ${result.status}); its reason is above`);
+    throw new Error(`action/${script} failed (exit ${result.status}): ${reason(result.stderr)}`);
   }
   return result.stdout;
+}
+
+// The line of a step's stderr that says why it failed: its last
+// `eatmydata:` line, else its last line.
+function reason(stderr) {
+  const lines = (stderr || '').split('\n').map((line) => line.trim()).filter(Boolean);
+  const ours = lines.filter((line) => line.startsWith('eatmydata:'));
+  const line = ours.length ? ours[ours.length - 1] : lines[lines.length - 1];
+  return line ? line.replace(/^eatmydata: /, '') : 'it said nothing on stderr';
 }
 
 // Runs a program and says whether it exited 0 (nothing shown).
@@ -164,6 +177,7 @@ module.exports = {
   isRoot,
   workDir,
   dropWorkDir,
+  reason,
   saveState,
   state,
   step,

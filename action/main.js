@@ -52,6 +52,7 @@ async function run() {
   try {
     const given = checks.all();
     const file = await command(given);
+    checks.command(file, given);
     // Containers deleted from now on are this job's.
     saveState('since', new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
     saveState('prefix', given.prefix);

@@ -11,6 +11,7 @@ use std::process::{Command, Output};
 
 use super::{ReleaseHost, Runner, checkout, said};
 use crate::common::command;
+use crate::containers::account::Accounted;
 use crate::containers::daemon::RunDir;
 
 /// A prefix under a root-owned folder of the test's own (passes the rule).
@@ -336,5 +337,85 @@ fn root_s_steps_get_only_what_they_need_of_the_job_s_environment() {
     assert!(
         record.contains("\nDOCKER_HOST=unix:///run/elsewhere.sock\n"),
         "{record}"
+    );
+}
+
+/// `node -e` calling action/checks.js's `all()` and `command(FILE)` as
+/// main does, with the runner's environment: the control of a refusal,
+/// which gets past every check without installing anything.
+fn checks_pass(runner: &Runner, action: &Path, file: &Path) -> Output {
+    let script = format!(
+        "const c = require({:?}); c.command({:?}, c.all());",
+        action.join("action/checks.js").to_str().unwrap(),
+        file.to_str().unwrap()
+    );
+    Command::new("/usr/bin/node")
+        .args(["-e", &script])
+        .current_dir("/")
+        .env_clear()
+        .envs(&runner.env)
+        .output()
+        .unwrap()
+}
+
+/// What the runner's Docker or the file given make impossible, found
+/// before anything is installed, each reason in the `::error::` line: a
+/// `path` that is not eatmydata, a `docker-config` the running dockerd
+/// does not read, a daemon.json configure cannot edit. Before: installed,
+/// then "action/docker.sh failed (exit 1); its reason is above" (or, for
+/// the path, installed `true` as eatmydata). Each beside the control: the
+/// same runner with that input right passes every check.
+#[test]
+fn what_docker_or_the_file_cannot_take_is_refused_before_anything_changes() {
+    let dir = RunDir::new("action-precheck");
+    let mut runner = Runner::new("action-precheck");
+    let action = checkout(runner.dir.path(), b"");
+    runner.input("prefix", &prefix(&dir));
+    runner.input("apt", "false");
+    runner.input("docker", "false");
+    runner.input("path", "/bin/true");
+    refused(
+        &main(&runner, &action, None),
+        &runner,
+        &prefix(&dir),
+        "/bin/true is not the eatmydata command",
+    );
+    let control = checks_pass(&runner, &action, &command());
+    assert!(control.status.success(), "{}", said(&control));
+
+    let docker = Accounted::start_unregistered("action-precheck", false);
+    let config = docker.dir().join("daemon.json");
+    let pidfile = docker.dir().join("dockerd.pid");
+    let socket = format!("unix://{}", docker.socket().display());
+    runner.env.insert("DOCKER_HOST".into(), socket);
+    runner.input("docker", "true");
+    runner.input("path", command().to_str().unwrap());
+    runner.input("docker-pidfile", pidfile.to_str().unwrap());
+    let elsewhere = dir.join("daemon.json");
+    fs::write(&elsewhere, "{}\n").unwrap();
+    runner.input("docker-config", elsewhere.to_str().unwrap());
+    refused(
+        &main(&runner, &action, None),
+        &runner,
+        &prefix(&dir),
+        &format!("reads {}, not docker-config", config.display()),
+    );
+    runner.input("docker-config", config.to_str().unwrap());
+    let control = checks_pass(&runner, &action, &command());
+    assert!(control.status.success(), "{}", said(&control));
+
+    let good = fs::read(&config).unwrap();
+    fs::write(&config, "{\"log-driver\": ").unwrap();
+    refused(
+        &main(&runner, &action, None),
+        &runner,
+        &prefix(&dir),
+        &format!("configure: cannot edit {}", config.display()),
+    );
+    assert_eq!(fs::read(&config).unwrap(), b"{\"log-driver\": ");
+    fs::write(&config, good).unwrap();
+    assert_eq!(
+        docker.ok(&["info", "--format", "{{.DefaultRuntime}}"]),
+        "runc"
     );
 }

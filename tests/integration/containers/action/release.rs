@@ -108,11 +108,15 @@ fn scripts_release_makes_both_architectures_and_the_image() {
     assert_eq!(platforms, ["amd64", "arm64"]);
 
     // podman, with storage of the test's own (a short path: its run
-    // root must fit 50 characters), loads it and runs it.
+    // root must fit 50 characters), loads it and runs it; with runc named,
+    // as the tests' containers.conf names it: podman's own default is crun
+    // wherever crun is installed, which refuses this machine's hybrid
+    // cgroups ("cgroups in hybrid mode not supported").
     let storage = RunDir::new("release-podman");
     let podman = || {
         let mut podman = Command::new("podman");
         podman
+            .args(["--runtime", "runc"])
             .arg("--root")
             .arg(storage.join("root"))
             .arg("--runroot")

@@ -93,11 +93,12 @@ pub struct Outcome {
 }
 
 /// How to run `configure`: through `eatmydata-runtime` where that link
-/// exists, else through this command (which makes the link).
+/// exists, else through this command (which makes the link); by the path
+/// the user's shell finds, since sudo's PATH has no `~/.cargo/bin`.
 fn configure(facts: &Facts) -> &'static str {
     match facts.runtime {
-        Some(_) => "sudo eatmydata-runtime configure",
-        None => "sudo eatmydata --runtime configure",
+        Some(_) => "sudo \"$(command -v eatmydata-runtime)\" configure",
+        None => "sudo \"$(command -v eatmydata)\" --runtime configure",
     }
 }
 

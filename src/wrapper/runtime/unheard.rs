@@ -68,13 +68,15 @@ fn nearest(verb: &str) -> Option<&'static str> {
 /// The optimal string alignment distance between `a` and `b`.
 fn distance(a: &str, b: &str) -> usize {
     let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for j in 0..=b.len() {
-        d[0][j] = j;
-    }
+    // Row i starts at i (i deletions), row 0 is 0..=len(b) (insertions).
+    let mut d: Vec<Vec<usize>> = (0..=a.len())
+        .map(|i| match i {
+            0 => (0..=b.len()).collect(),
+            _ => std::iter::once(i)
+                .chain(std::iter::repeat_n(0, b.len()))
+                .collect(),
+        })
+        .collect();
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);

@@ -516,7 +516,7 @@ fn a_host_root_whose_parent_others_may_write_is_refused_with_nothing_made() {
         fs::write(host.join("etc/docker/daemon.json"), "{}\n").unwrap();
         let before = listing(&host);
         let output = installer(&host, "install");
-        if parent == &open {
+        if *parent == open {
             let text = String::from_utf8_lossy(&output.stderr);
             assert_eq!(output.status.code(), Some(125), "{text}");
             assert!(

@@ -111,18 +111,25 @@ fn compose_workload(private: &Private, run: &dyn Fn(&[&str]) -> std::process::Ou
             "mariadb -N -B -uroot -ptest test",
         ),
     ] {
+        let id = String::from_utf8_lossy(&run(&["ps", "-q", service]).stdout)
+            .trim()
+            .to_owned();
+        // Waited for through docker's own client, which starts faster
+        // than Compose 1.29's.
         let deadline = Instant::now() + Duration::from_secs(120);
-        while !run(&["exec", "-T", service, "sh", "-c", ready])
-            .status
-            .success()
-        {
+        let answers = || {
+            let mut exec = private.dockerd.docker();
+            exec.args(["exec", &id, "sh", "-c", ready]);
+            exec.output().is_ok_and(|output| output.status.success())
+        };
+        while !answers() {
             if Instant::now() > deadline {
                 ran.status = Some(1);
                 ran.stderr
                     .push_str(&format!("{service} not ready within 120 s\n"));
                 return ran;
             }
-            std::thread::sleep(Duration::from_millis(500));
+            std::thread::sleep(Duration::from_millis(250));
         }
         let script = format!(
             "echo 'create table t (x int primary key);' | {client} && \
@@ -132,13 +139,12 @@ fn compose_workload(private: &Private, run: &dyn Fn(&[&str]) -> std::process::Ou
         let output = run(&["exec", "-T", service, "sh", "-c", &script]);
         let table = String::from_utf8_lossy(&output.stdout).trim().to_owned();
         if !output.status.success() || table != TABLE {
-            ran.status = output.status.code();
-            ran.stderr
-                .push_str(&String::from_utf8_lossy(&output.stderr));
+            ran.status = Some(1);
+            ran.stderr.push_str(&format!(
+                "{service}: {table:?}, {}\n",
+                String::from_utf8_lossy(&output.stderr)
+            ));
         }
-        let id = String::from_utf8_lossy(&run(&["ps", "-q", service]).stdout)
-            .trim()
-            .to_owned();
         let host = private.ok(&[
             "inspect",
             "--format",

@@ -253,9 +253,9 @@ fn the_daemonset_runs_the_install_the_node_tests_ran() {
     let mounts = install["volumeMounts"].as_array().unwrap();
     for path in [
         "/etc/containerd",
-        "/usr/local",
+        "/usr/local/eatmydata",
         "/var/lib/eatmydata",
-        "/run/containerd",
+        "/run/containerd/containerd.sock",
     ] {
         let at = format!("/host{path}");
         assert!(mounts.iter().any(|m| m["mountPath"] == at.as_str()), "{at}");
@@ -345,5 +345,48 @@ fn the_documented_steps_wait_and_tolerate_what_is_gone() {
     for folder in ["contrib/kubernetes", "contrib/kubernetes/uninstall"] {
         let apply = format!("kubectl apply -k {folder}");
         assert!(commands.iter().any(|c| c.trim() == apply), "{apply}");
+    }
+}
+
+/// Each DaemonSet as security review 3 (issue 45) read it, applied alone
+/// as well as through the kustomization: the host's folders mounted are
+/// only those the steps touch (the installer's own under /usr/local, the
+/// engine's socket, not /usr/local or /run/containerd whole); the pod
+/// tolerates the taints that keep workloads off a node (NoSchedule), not
+/// every taint; and the installer's image is never a tag (`:latest`
+/// pulls whatever was pushed last), but a digest, a placeholder one
+/// until set (which no registry serves).
+#[test]
+fn each_daemonset_mounts_tolerates_and_pulls_no_more_than_it_needs() {
+    for file in ["daemonset.yaml", "uninstall/daemonset.yaml"] {
+        let spec = yaml(&manifests().join(file), "doc['spec']['template']['spec']");
+        let paths: Vec<&str> = spec["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v["hostPath"]["path"].as_str())
+            .collect();
+        for whole in [
+            "/usr/local",
+            "/run/containerd",
+            "/",
+            "/etc",
+            "/run",
+            "/var/lib",
+        ] {
+            assert!(
+                !paths.contains(&whole),
+                "{file}: {whole} mounted whole: {paths:?}"
+            );
+        }
+        for toleration in spec["tolerations"].as_array().unwrap() {
+            assert_eq!(toleration["effect"], "NoSchedule", "{file}: {toleration}");
+        }
+        for container in containers(&spec) {
+            let image = container["image"].as_str().unwrap();
+            if image.starts_with("eatmydata-installer") {
+                assert!(image.contains("@sha256:"), "{file}: {image}");
+            }
+        }
     }
 }

@@ -134,6 +134,11 @@ pub fn uninstall(host: &Host) -> Result<(), Error> {
     ] {
         let path = host.no_link(&folder)?;
         match fs::remove_dir(&path) {
+            // The folder the node's DaemonSet mounts alone (its hostPath):
+            // emptied, and left to the node.
+            Err(error) if error.kind() == io::ErrorKind::ResourceBusy => {
+                println!("Left {folder}, empty: a mount point here.");
+            }
             Err(error)
                 if error.kind() != io::ErrorKind::NotFound
                     && error.kind() != io::ErrorKind::DirectoryNotEmpty =>

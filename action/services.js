@@ -18,6 +18,7 @@
 'use strict';
 
 const { spawnSync } = require('child_process');
+const crypto = require('crypto');
 const container = require('./container.js');
 const { asRoot } = require('./common.js');
 
@@ -260,17 +261,22 @@ function recreate(runtime, within = HEALTHY_WITHIN_MS) {
 }
 
 // The copies (under the runtime, or the fallback under runc) stopped (so
-// that the runtime counts their runs) and removed;
-// their logs shown first, as the runner shows its services' logs. What
-// cannot be removed is said, never fatal.
+// that the runtime counts their runs) and removed, their logs shown
+// first as the runner shows its services' logs. What cannot be removed
+// is said, never fatal.
 function remove(done) {
   const said = [];
   const copies = done.filter((service) => service.id);
   if (copies.length === 0) return said;
   for (const service of copies) {
     const logs = docker(['logs', '--details', service.id]);
+    // A service's log is its own text: no line of it is taken for a
+    // workflow command (::stop-commands:: until the token comes back).
+    const token = crypto.randomBytes(16).toString('hex');
     said.push(`::group::eatmydata: the logs of service ${service.alias} (${service.name}), recreated`);
+    said.push(`::stop-commands::${token}`);
     said.push(`${logs.stdout || ''}${logs.stderr || ''}`.trimEnd());
+    said.push(`::${token}::`);
     said.push('::endgroup::');
   }
   const ids = copies.map((service) => service.id);

@@ -530,6 +530,19 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
     let post = runner.local_action(&action, "post.js");
     let log = said(&post);
     assert!(post.status.success(), "local-action post: {log}");
+    // The copies' logs, shown as the runner shows its services', and
+    // never read as workflow commands.
+    let shown = log
+        .split("the logs of service postgres")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no logs of postgres shown: {log}"));
+    let token = shown
+        .split("::stop-commands::")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("the logs not fenced: {log}"));
+    let fenced = shown.split(&format!("::{token}::")).next().unwrap();
+    assert!(fenced.contains("ready to accept connections"), "{log}");
     let summary = runner.summary();
     eprintln!("{summary}");
     assert!(summary.contains("### Service containers"), "{summary}");

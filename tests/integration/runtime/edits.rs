@@ -357,6 +357,26 @@ fn a_user_namespace_over_a_root_owned_rootfs_starts() {
     assert!(log.contains("LD_PRELOAD set"), "{log}");
 }
 
+/// What a `createContainer` hook without `env` of its own saw (`env |
+/// sort`) when `program` ran in `bundle` through `via`, the spec changed
+/// by `change` too; `name` tells the runs apart.
+fn hook_saw(
+    bundle: &Bundle,
+    program: &Path,
+    (via, name): (Via, &str),
+    change: impl FnOnce(&mut Value),
+) -> String {
+    let out = bundle.dir.join(name);
+    let dump = format!("env | sort > {}", out.display());
+    let hook = json!([{"path": "/bin/sh", "args": ["sh", "-c", dump]}]);
+    let output = bundle.run(via, &[&inside(program), &format!("/data/{name}")], |spec| {
+        spec["hooks"] = json!({ "createContainer": hook });
+        change(spec);
+    });
+    assert!(output.status.success(), "{}", text(&output));
+    fs::read_to_string(out).unwrap()
+}
+
 /// runc runs a `createContainer` hook that has no `env` with the
 /// container's `process.env`: the hook must not see our `LD_PRELOAD`.
 /// Failed before: the hook's environment had it.
@@ -365,21 +385,8 @@ fn hooks_without_env_see_the_original_environment() {
     let program = probe_for(Libc::Musl, "sync_calls", &[]);
     let disk = LoopFs::new("runtime-hooks", 16);
     let bundle = Bundle::new("runtime-hooks", &[&program], &disk);
-    let seen = |via: Via, name: &str| {
-        let out = bundle.dir.join(name);
-        let hook = json!([{"path": "/bin/sh", "args": ["sh", "-c", format!("env | sort > {}", out.display())]}]);
-        let output = bundle.run(
-            via,
-            &[&inside(&program), &format!("/data/{name}")],
-            |spec| {
-                spec["hooks"] = json!({ "createContainer": hook });
-            },
-        );
-        assert!(output.status.success(), "{}", text(&output));
-        fs::read_to_string(out).unwrap()
-    };
-    let control = seen(Via::Alone("runc"), "control");
-    let ours = seen(Via::Ours("runc"), "ours");
+    let control = hook_saw(&bundle, &program, (Via::Alone("runc"), "control"), |_| {});
+    let ours = hook_saw(&bundle, &program, (Via::Ours("runc"), "ours"), |_| {});
     assert!(control.contains("PATH="), "{control}");
     assert_eq!(ours, control);
     assert!(!preloads(&bundle).is_empty(), "the container itself has it");
@@ -394,20 +401,8 @@ fn hooks_of_a_static_program_see_the_original_environment() {
     let program = probe("sync_calls", &["-static"]);
     let disk = LoopFs::new("runtime-hooks-static", 16);
     let bundle = Bundle::new("runtime-hooks-static", &[&program], &disk);
-    let seen = |via: Via, name: &str| {
-        let out = bundle.dir.join(name);
-        let dump = format!("env | sort > {}", out.display());
-        let hook = json!([{"path": "/bin/sh", "args": ["sh", "-c", dump]}]);
-        let output = bundle.run(
-            via,
-            &[&inside(&program), &format!("/data/{name}")],
-            |spec| spec["hooks"] = json!({ "createContainer": hook }),
-        );
-        assert!(output.status.success(), "{}", text(&output));
-        fs::read_to_string(out).unwrap()
-    };
-    let control = seen(Via::Alone("runc"), "control");
-    let ours = seen(Via::Ours("runc"), "ours");
+    let control = hook_saw(&bundle, &program, (Via::Alone("runc"), "control"), |_| {});
+    let ours = hook_saw(&bundle, &program, (Via::Ours("runc"), "ours"), |_| {});
     assert!(control.contains("PATH="), "{control}");
     assert!(!ours.contains("EATMYDATA_"), "{ours}");
     assert_eq!(ours, control);
@@ -424,27 +419,15 @@ fn hooks_of_a_spec_without_env_see_what_runc_gives_them() {
     let bundle = Bundle::new("runtime-hooks-empty", &[&program], &disk);
     // Empty, and absent.
     for env in [json!([]), Value::Null] {
-        let seen = |via: Via, name: &str| {
-            let out = bundle.dir.join(name);
-            let dump = format!("env | sort > {}", out.display());
-            let hook = json!([{"path": "/bin/sh", "args": ["sh", "-c", dump]}]);
-            let output = bundle.run(
-                via,
-                &[&inside(&program), &format!("/data/{name}")],
-                |spec| {
-                    spec["hooks"] = json!({ "createContainer": hook });
-                    let process = spec["process"].as_object_mut().unwrap();
-                    match &env {
-                        Value::Null => process.remove("env"),
-                        env => process.insert("env".into(), env.clone()),
-                    };
-                },
-            );
-            assert!(output.status.success(), "{}", text(&output));
-            fs::read_to_string(out).unwrap()
+        let set = |spec: &mut Value| {
+            let process = spec["process"].as_object_mut().unwrap();
+            match &env {
+                Value::Null => process.remove("env"),
+                env => process.insert("env".into(), env.clone()),
+            };
         };
-        let control = seen(Via::Alone("runc"), "control");
-        let ours = seen(Via::Ours("runc"), "ours");
+        let control = hook_saw(&bundle, &program, (Via::Alone("runc"), "control"), set);
+        let ours = hook_saw(&bundle, &program, (Via::Ours("runc"), "ours"), set);
         assert!(!ours.contains("LD_PRELOAD"), "{ours}");
         assert_eq!(ours, control, "env {env}");
     }

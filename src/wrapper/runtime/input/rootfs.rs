@@ -32,31 +32,8 @@ pub fn folder(path: &Path) -> io::Result<File> {
 /// resolved inside it, magic links refused. An `O_PATH` descriptor: the
 /// file is named, not opened (no device's open, no FIFO's wait).
 pub fn find_in(root: &File, path: &str) -> io::Result<File> {
-    let name = CString::new(Path::new(path).as_os_str().as_bytes())?;
-    // The kernel's struct open_how, laid out as libc's (whose own is
-    // non-exhaustive): flags, mode, resolve.
-    let how: [u64; 3] = [
-        (libc::O_PATH | libc::O_CLOEXEC) as u64,
-        0,
-        libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS,
-    ];
-    // SAFETY: `name` is a C string and `how` an open_how of the size given,
-    // both alive for the call; the result is a new descriptor or -1.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            root.as_raw_fd(),
-            name.as_ptr(),
-            how.as_ptr(),
-            std::mem::size_of_val(&how),
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let fd = i32::try_from(fd).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
-    // SAFETY: openat2 returned a new descriptor that nothing else owns.
-    Ok(unsafe { File::from_raw_fd(fd) })
+    let resolve = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS;
+    find(root.as_raw_fd(), Path::new(path), resolve)
 }
 
 /// Finds the host's `path`, an absolute path with no link in it (one
@@ -64,18 +41,22 @@ pub fn find_in(root: &File, path: &str) -> io::Result<File> {
 /// its place since, by a container writing in a folder above it, fails
 /// with `ELOOP`. An `O_PATH` descriptor, as [`find_in`]'s.
 pub fn find_without_links(path: &Path) -> io::Result<File> {
+    let resolve = libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
+    find(libc::AT_FDCWD, path, resolve)
+}
+
+/// `openat2(at, path, O_PATH | O_CLOEXEC, resolve)`: a new descriptor.
+fn find(at: libc::c_int, path: &Path, resolve: u64) -> io::Result<File> {
     let name = CString::new(path.as_os_str().as_bytes())?;
-    let how: [u64; 3] = [
-        (libc::O_PATH | libc::O_CLOEXEC) as u64,
-        0,
-        libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS,
-    ];
+    // The kernel's struct open_how, laid out as libc's (whose own is
+    // non-exhaustive): flags, mode, resolve.
+    let how: [u64; 3] = [(libc::O_PATH | libc::O_CLOEXEC) as u64, 0, resolve];
     // SAFETY: `name` is a C string and `how` an open_how of the size given,
     // both alive for the call; the result is a new descriptor or -1.
     let fd = unsafe {
         libc::syscall(
             libc::SYS_openat2,
-            libc::AT_FDCWD,
+            at,
             name.as_ptr(),
             how.as_ptr(),
             std::mem::size_of_val(&how),

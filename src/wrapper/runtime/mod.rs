@@ -3,7 +3,10 @@
 //! `config.json` (`edit/`: the library mounted and preloaded, the sync
 //! calls answered by the seccomp profile), on `exec --process FILE` that
 //! file, and then executes the real runtime with the arguments it was
-//! given, byte for byte; every other verb goes straight to it.
+//! given, byte for byte; every other verb goes straight to it (one that
+//! neither runc nor crun knows, or runc's typed by a user who is not root,
+//! as a child, whose refusal gets a line of ours: `unheard.rs`). Alone, or
+//! with `--help`, it gives its own help.
 //!
 //! `eatmydata-runtime [--eatmydata-runtime=NAME|PATH] RUNC-ARGS...`: our own
 //! options come first; the real runtime is the one they name, else the one

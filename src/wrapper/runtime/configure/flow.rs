@@ -79,8 +79,10 @@ pub fn remove(request: &Request) -> Result<(), Error> {
             config.display()
         );
     }
-    library_left();
-    reach::left(&roots_place().0);
+    // Said once: a library placed in root's copy's folder goes with it.
+    let place = roots_place().0;
+    let copy_left = reach::left(&place);
+    library_left(copy_left.then_some(place.as_path()));
     if (changed || drop_in) && request.dry_run {
         println!("Dry run: nothing written.");
     } else if changed {

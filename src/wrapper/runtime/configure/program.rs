@@ -182,12 +182,17 @@ pub fn place_library(request: &Request, runtime: &Path) {
 /// Says that the placed library stays: another engine's registration,
 /// in a file this run was not given, may use it (and its runtime would
 /// only place it again); containers being made meanwhile too. Taking it
-/// away is the node installer's uninstall, or the user's `rm`.
-pub fn library_left() {
+/// away is the node installer's uninstall, or the user's `rm`. Nothing
+/// when it is under `said` (a folder whose staying was said already).
+pub fn library_left(said: Option<&Path>) {
     let Some(command) = crate::library::this_program() else {
         return;
     };
     let placed = crate::library::placed_path(&command);
+    let placed = fs::canonicalize(&placed).unwrap_or(placed);
+    if said.is_some_and(|folder| placed.starts_with(folder)) {
+        return;
+    }
     if placed.exists() {
         println!(
             "The library stays at {}: another engine's registration may use it \

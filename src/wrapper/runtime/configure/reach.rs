@@ -75,12 +75,13 @@ pub fn link_copy(copy: &Path, usual: bool, dry_run: bool) {
     }
 }
 
-/// At `--remove`: what stays of root's copy in `prefix` and its link,
-/// and why; nothing when there is no copy.
-pub fn left(prefix: &Path) {
+/// At `--remove`: what stays of root's copy in `prefix` (the library
+/// placed beside it included) and its link, and why; whether there was a
+/// copy to say so of.
+pub fn left(prefix: &Path) -> bool {
     let copy = prefix.join("bin").join(RUNTIME_FILE);
     if copy.symlink_metadata().is_err() {
-        return;
+        return false;
     }
     let link = link();
     let linked = ours(&link, &copy);
@@ -99,9 +100,10 @@ pub fn left(prefix: &Path) {
         ),
     };
     println!(
-        "Left {what} (root's copy of this command, which configure made): another \
-         engine's registration may still run it, and it changes nothing on its own. \
-         Once none does: {rm} (or `eatmydata-runtime uninstall` if the node installer \
-         made it)."
+        "Left {what} (root's copy of this command and its library, which configure \
+         made): another engine's registration may still run it, and it changes nothing \
+         on its own. Once none does: {rm} (or `eatmydata-runtime uninstall` if the node \
+         installer made it)."
     );
+    true
 }

@@ -13,15 +13,14 @@
 //! rewritten or gone. What does not fit the room goes on unchanged.
 //! errno is as the caller left it.
 
-use core::ffi::{CStr, c_char, c_int, c_long};
-use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use core::ffi::{CStr, c_char, c_int};
+use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicU64, Ordering};
 
 use crate::durability::exec::{self, Context, Image, Place, Why};
 use crate::durability::init::Init;
-use crate::kernel::raw;
 use crate::protocol::{self, ChildFilter};
 use crate::spawn::{self, PATH_ROOM, Route};
-use crate::{errno, image, objects, policy, seccomp};
+use crate::{build_id, errno, image, objects, policy, seccomp};
 
 /// The room `c/exec.c` gives on its frame (`struct emd_exec_room`).
 const SLOTS: usize = 1024;
@@ -40,43 +39,29 @@ const VALGRIND: &[u8] = b"VALGRIND_LAUNCHER=";
 /// glibc's `PATH` when there is none (`execvp(3)`).
 const DEFAULT_PATH: &[u8] = b"/bin:/usr/bin";
 
-/// The library's name as the loader was given it (its `LD_PRELOAD` entry),
-/// and the file it named when the process started: `(st_dev, st_ino)`.
-static OWN_NAME: AtomicPtr<c_char> = AtomicPtr::new(core::ptr::null_mut());
+/// What only an exec needs, learned at the first that asks, never at
+/// start-up: the library's name as the loader was given it (its
+/// `LD_PRELOAD` entry), and the first file seen there that carries this
+/// library's build ID, `(st_dev, st_ino)`, published by `LEARNED`.
+static OWN: AtomicPtr<c_char> = AtomicPtr::new(core::ptr::null_mut());
 static OWN_DEV: AtomicU64 = AtomicU64::new(0);
 static OWN_INO: AtomicU64 = AtomicU64::new(0);
+static LEARNED: AtomicU8 = AtomicU8::new(UNKNOWN);
+const UNKNOWN: u8 = 0;
+const CLAIMED: u8 = 1;
+const KNOWN: u8 = 2;
 
-/// Learns the library's own name and file, at start-up (the constructor),
-/// before the process can change its root.
-pub fn warm_up() {
-    let Some(name) = objects::own_name() else {
-        return;
-    };
-    let Some((dev, ino)) = identity(name) else {
-        return;
-    };
-    OWN_DEV.store(dev, Ordering::Relaxed);
-    OWN_INO.store(ino, Ordering::Relaxed);
-    OWN_NAME.store(name.as_ptr().cast_mut(), Ordering::Release);
-}
-
-/// The device and inode of the file at `path`, following links.
-fn identity(path: &CStr) -> Option<(u64, u64)> {
-    // SAFETY: statx is plain data, all zeroes a valid value.
-    let mut stat: libc::statx = unsafe { core::mem::zeroed() };
-    let args = [
-        libc::AT_FDCWD.into(),
-        path.as_ptr() as c_long,
-        0,
-        libc::STATX_INO.into(),
-        (&raw mut stat) as c_long,
-        0,
-    ];
-    if raw(libc::SYS_statx, args) != 0 {
-        return None;
+/// The library's name, learned once (threads racing store the same).
+fn own_name() -> Option<&'static CStr> {
+    let name = OWN.load(Ordering::Acquire);
+    if !name.is_null() {
+        // SAFETY: stored below from the loader's name, kept for the life
+        // of the process.
+        return Some(unsafe { CStr::from_ptr(name) });
     }
-    let dev = (u64::from(stat.stx_dev_major) << 32) | u64::from(stat.stx_dev_minor);
-    Some((dev, stat.stx_ino))
+    let own = objects::own()?;
+    OWN.store(own.name.as_ptr().cast_mut(), Ordering::Release);
+    Some(own.name)
 }
 
 /// The environment for the program `path` (as `execveat(dirfd, path,
@@ -103,11 +88,14 @@ pub unsafe extern "C" fn eatmydata_exec_env(
     room: *mut Room,
     room_size: usize,
 ) -> *const *const c_char {
-    let name = OWN_NAME.load(Ordering::Acquire);
-    if path.is_null() || envp.is_null() || name.is_null() || room_size != size_of::<Room>() {
+    if path.is_null() || envp.is_null() || room_size != size_of::<Room>() {
         return envp;
     }
     let saved = errno::get();
+    let Some(ours) = own_name() else {
+        errno::set(saved);
+        return envp;
+    };
     // SAFETY: the caller's, as documented; the name is the loader's, kept
     // for the life of the process; the room is the caller's frame.
     let made = unsafe {
@@ -116,7 +104,6 @@ pub unsafe extern "C" fn eatmydata_exec_env(
             true => Entries(&[]),
             false => Entries::of(argv),
         };
-        let ours = CStr::from_ptr(name);
         decide(
             entries,
             ours,
@@ -266,13 +253,40 @@ fn arg<'a>(args: &[*const c_char], at: usize) -> Option<&'a [u8]> {
     Some(unsafe { CStr::from_ptr(*args.get(at)?) }.to_bytes())
 }
 
-/// Whether the library's name, in this root, is still the library.
+/// Whether the library's name, in this root, is still the library: a
+/// file that carries this library's build ID, which a chroot's other file
+/// or another build put there does not. The first such file is
+/// remembered, so that each later exec costs one `statx`, as the check
+/// learned at start-up did; a file seen to differ is read again. A fork
+/// taken while a thread learns keeps `CLAIMED`: its execs read the file
+/// each time, and answer the same. Without a build ID of its own (a
+/// linker that wrote none), the library takes the first file its name
+/// gives as its own.
 fn here(ours: &CStr) -> bool {
+    let Some(now) = build_id::identity(libc::AT_FDCWD.into(), ours, 0) else {
+        return false;
+    };
     let own = (
         OWN_DEV.load(Ordering::Relaxed),
         OWN_INO.load(Ordering::Relaxed),
     );
-    identity(ours) == Some(own)
+    if LEARNED.load(Ordering::Acquire) == KNOWN && own == now {
+        return true;
+    }
+    let seen = match objects::own().as_ref().and_then(build_id::own) {
+        Some(id) => build_id::carried(ours, id),
+        None => Some(now),
+    };
+    let Some((dev, ino)) = seen else {
+        return false;
+    };
+    let claim = LEARNED.compare_exchange(UNKNOWN, CLAIMED, Ordering::Acquire, Ordering::Relaxed);
+    if claim.is_ok() {
+        OWN_DEV.store(dev, Ordering::Relaxed);
+        OWN_INO.store(ino, Ordering::Relaxed);
+        LEARNED.store(KNOWN, Ordering::Release);
+    }
+    true
 }
 
 /// What `read` tells of the program (`image::of`, `image::raises`),

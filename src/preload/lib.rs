@@ -33,9 +33,11 @@ mod kernel;
 // 2d: copies from and to the caller's memory; the mappings of its addresses.
 mod caller;
 mod maps;
-// 2e: what a program about to be executed is, read from its file;
+// 2e: what a program about to be executed is, read from its file, and
+// whether a file carries this library's build ID;
 // 2f: the command's plain seccomp filter, installed before such a program;
 // 2g: the trampoline that installs it in a child posix_spawn starts.
+mod build_id;
 mod image;
 mod seccomp;
 mod spawn;
@@ -71,14 +73,12 @@ mod hooks;
 
 /// `eatmydata_warm_up`: called by the shim's constructor, so that the
 /// switches are read, and the kept mounts learned, as the process was
-/// started, before it can change its environment, and the library's own
-/// file is known before it can change its root. The next definitions are
-/// looked up on first use only
-/// (`next.rs` says why that is safe).
+/// started, before it can change its environment. What only an exec
+/// needs is learned at the first exec (`exec.rs`), and the next
+/// definitions on first use (`next.rs` says why that is safe).
 #[unsafe(no_mangle)]
 pub extern "C" fn eatmydata_warm_up() {
     policy::warm_up();
-    exec::warm_up();
     keep::warm_up();
 }
 

@@ -163,51 +163,85 @@ pub fn find(name: &CStr) -> (*mut c_void, Option<u64>) {
     (found, walk.adds)
 }
 
-/// dl_iterate_phdr's callback for [`own_name`]: the name of the object
-/// that holds this function.
+/// dl_iterate_phdr's callback for [`own`]: the name and the note
+/// segments of the object that holds this function.
 ///
 /// # Safety
-/// `info` is the loader's; `data` an `OwnName`.
+/// `info` is the loader's; `data` an `OwnWalk`.
 unsafe extern "C" fn visit_own(
     info: *mut libc::dl_phdr_info,
     _: usize,
     data: *mut c_void,
 ) -> c_int {
-    // SAFETY: `own_name` passes its own.
-    let own = unsafe { &mut *data.cast::<OwnName>() };
+    // SAFETY: `own` passes its own.
+    let own = unsafe { &mut *data.cast::<OwnWalk>() };
     // SAFETY: the loader passes its description of a loaded object.
     let Some(info) = (unsafe { info.as_ref() }) else {
         return 0;
     };
-    if !layout(info).0.holds(own.address, 1) {
+    let segments = layout(info).0;
+    if !segments.holds(own.address, 1) || info.dlpi_phdr.is_null() {
         return 0;
     }
     own.name = info.dlpi_name;
+    // SAFETY: the loader's program headers of this object, phnum of them.
+    let headers = unsafe { core::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum.into()) };
+    let notes = headers
+        .iter()
+        .filter(|header| header.p_type == libc::PT_NOTE);
+    for (slot, header) in own.notes.iter_mut().zip(notes) {
+        let start = info.dlpi_addr.wrapping_add(header.p_vaddr);
+        if segments.holds(start, header.p_memsz) {
+            *slot = (start, header.p_memsz);
+        }
+    }
     1
 }
 
-/// An address of ours, and the name of the object found to hold it.
-struct OwnName {
+/// Note segments of this library kept at most (linkers write one or two).
+const MAX_NOTES: usize = 4;
+
+/// An address of ours, and what the loader tells of the object found to
+/// hold it: its name, its note segments (address, size; empty: none).
+struct OwnWalk {
     address: u64,
     name: *const core::ffi::c_char,
+    notes: [(u64, u64); MAX_NOTES],
 }
 
-/// The name the loader was given for this library (its `LD_PRELOAD`
-/// entry, as written there), kept by the loader for the life of the
-/// process.
-pub fn own_name() -> Option<&'static CStr> {
+/// This library as the loader loaded it: the name it was given (its
+/// `LD_PRELOAD` entry, as written there), and its note segments (where
+/// its build ID is), both kept for the life of the process.
+pub struct Own {
+    pub name: &'static CStr,
+    pub notes: [&'static [u8]; MAX_NOTES],
+}
+
+/// This library as loaded; `None` where the loader does not list it.
+pub fn own() -> Option<Own> {
     let saved = errno::get();
-    let mut own = OwnName {
+    let mut own = OwnWalk {
         address: visit_own as *const () as usize as u64,
         name: ptr::null(),
+        notes: [(0, 0); MAX_NOTES],
     };
     // SAFETY: the callback reads only what the loader gives it and `own`,
     // which outlives the call.
     unsafe { libc::dl_iterate_phdr(Some(visit_own), (&raw mut own).cast()) };
     errno::set(saved);
-    // SAFETY: a loaded object's name is a C string the loader keeps while
-    // the object is loaded, and this one is never unloaded (nodelete).
-    (!own.name.is_null()).then(|| unsafe { CStr::from_ptr(own.name) })
+    if own.name.is_null() {
+        return None;
+    }
+    // SAFETY: a loaded object's name is a C string, and its segments are
+    // mapped (each note lies in a readable loaded segment, `visit_own`),
+    // while it is loaded, and this one is never unloaded (nodelete).
+    let name = unsafe { CStr::from_ptr(own.name) };
+    let notes = own.notes.map(|(start, len)| match start {
+        0 => &[] as &[u8],
+        // SAFETY: as above.
+        _ => unsafe { core::slice::from_raw_parts(start as usize as *const u8, len as usize) },
+    });
+    Some(Own { name, notes })
 }
 
 /// The loader's count of objects loaded so far, when it tells.

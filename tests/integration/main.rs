@@ -30,6 +30,7 @@ mod runtime; // eatmydata-runtime on OCI bundles run by runc and crun, a control
 mod seccomp; // programs that bypass libc: static and Go binaries
 mod single_file; // the command alone writes out the library it carries, safely
 mod slow_disk; // scripts/slow-disk: every flush waits the latency given, and none under eatmydata
+mod startup; // a process that never execs starts with no more system calls than under the original
 mod stress; // many threads and processes at once
 mod symbols; // what the library exports and which glibc versions it needs
 mod sync; // fsync and friends eaten, their error answers kept

@@ -1,0 +1,62 @@
+//! Start-up costs no more system calls than the original libeatmydata's:
+//! what only an exec needs is learned at the first exec, never in a
+//! process that does not exec. Counted by strace, beside a plain run and
+//! one under Debian's libeatmydata1.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{TempDir, library};
+
+/// Debian's libeatmydata (package libeatmydata1).
+const ORIGINAL: &str = "/usr/lib/x86_64-linux-gnu/libeatmydata.so.1";
+
+/// The system calls `/bin/true` makes with `preload` (none: plain), as
+/// strace lists them, one line each.
+fn calls(preload: Option<&Path>, dir: &TempDir) -> Vec<String> {
+    let out = dir.join("trace");
+    let mut strace = Command::new("strace");
+    strace.args(["-qq", "-o"]).arg(&out).arg("/bin/true");
+    strace.env_remove("LD_PRELOAD");
+    if let Some(library) = preload {
+        strace.env("LD_PRELOAD", library);
+    }
+    let status = strace.status().expect("strace runs");
+    assert!(status.success(), "{status}");
+    let trace = std::fs::read_to_string(&out).expect("the trace");
+    trace
+        .lines()
+        .filter(|line| line.contains('('))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_process_that_never_execs_starts_as_cheaply_as_under_the_original() {
+    let dir = TempDir::new("startup");
+    let plain = calls(None, &dir);
+    let ours = calls(Some(&library()), &dir);
+    // Control: the library is loaded (opened and mapped), so the count
+    // can tell it.
+    assert!(ours.len() > plain.len(), "{plain:?}\n{ours:?}");
+    let name = library().to_string_lossy().into_owned();
+    let opened = |call: &String| call.starts_with("openat(") && call.contains(&name);
+    assert!(ours.iter().any(opened), "{ours:?}");
+    // Nothing of the exec check: no statx of the library's own path.
+    assert!(
+        !ours.iter().any(|call| call.starts_with("statx(")),
+        "{ours:?}"
+    );
+    assert!(
+        Path::new(ORIGINAL).exists(),
+        "{ORIGINAL}: scripts/setup-test-deps installs libeatmydata1"
+    );
+    let original = calls(Some(Path::new(ORIGINAL)), &dir);
+    assert!(original.len() > plain.len(), "{original:?}");
+    assert!(
+        ours.len() <= original.len(),
+        "ours {} against the original's {}:\n{ours:?}\n{original:?}",
+        ours.len(),
+        original.len()
+    );
+}

@@ -263,19 +263,20 @@ fn arg<'a>(args: &[*const c_char], at: usize) -> Option<&'a [u8]> {
 /// linker that wrote none), the library takes the first file its name
 /// gives as its own.
 fn here(ours: &CStr) -> bool {
-    let Some(now) = build_id::identity(libc::AT_FDCWD.into(), ours, 0) else {
-        return false;
-    };
-    let own = (
-        OWN_DEV.load(Ordering::Relaxed),
-        OWN_INO.load(Ordering::Relaxed),
-    );
-    if LEARNED.load(Ordering::Acquire) == KNOWN && own == now {
-        return true;
+    if LEARNED.load(Ordering::Acquire) == KNOWN {
+        let own = (
+            OWN_DEV.load(Ordering::Relaxed),
+            OWN_INO.load(Ordering::Relaxed),
+        );
+        match build_id::identity(libc::AT_FDCWD.into(), ours, 0) {
+            None => return false,
+            Some(now) if now == own => return true,
+            Some(_) => {}
+        }
     }
     let seen = match objects::own().as_ref().and_then(build_id::own) {
         Some(id) => build_id::carried(ours, id),
-        None => Some(now),
+        None => build_id::identity(libc::AT_FDCWD.into(), ours, 0),
     };
     let Some((dev, ino)) = seen else {
         return false;

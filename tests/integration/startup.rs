@@ -60,3 +60,50 @@ fn a_process_that_never_execs_starts_as_cheaply_as_under_the_original() {
         original.len()
     );
 }
+
+/// What `chroot ROOT /bin/dash` prints of its `LD_PRELOAD`, and its
+/// stderr, under the library, where ROOT holds a dash, its libc, and at
+/// the library's path `planted`.
+fn in_root(planted: &[u8], dir: &TempDir) -> (String, String) {
+    let root = dir.join("root");
+    let _ = std::fs::remove_dir_all(&root);
+    for file in [
+        "/bin/dash",
+        "/lib/x86_64-linux-gnu/libc.so.6",
+        "/lib64/ld-linux-x86-64.so.2",
+    ] {
+        let to = root.join(file.trim_start_matches('/'));
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(file, &to).unwrap();
+    }
+    let ours = library();
+    let at = root.join(ours.strip_prefix("/").unwrap());
+    std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+    std::fs::write(&at, planted).unwrap();
+    std::fs::set_permissions(&at, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let output = Command::new("chroot")
+        .arg(&root)
+        .args(["/bin/dash", "-c", "echo \"[$LD_PRELOAD]\""])
+        .env("LD_PRELOAD", &ours)
+        .output()
+        .expect("chroot runs");
+    assert!(output.status.success(), "{output:?}");
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (text(&output.stdout), text(&output.stderr))
+}
+
+#[test]
+fn learned_at_the_first_exec_a_roots_other_file_is_not_taken_for_the_library() {
+    let dir = TempDir::new("startup-root");
+    let ours = library();
+    // Control: the same build at the path in the root keeps the library.
+    let same = std::fs::read(&ours).unwrap();
+    let (kept, quiet) = in_root(&same, &dir);
+    assert_eq!(kept, format!("[{}]\n", ours.display()), "{quiet}");
+    assert_eq!(quiet, "");
+    // Another file there (learned by its path alone, it would pass): the
+    // library leaves, and the loader has nothing to complain of.
+    let (left, stderr) = in_root(b"not a library", &dir);
+    assert_eq!(left, "[]\n", "{stderr}");
+    assert_eq!(stderr, "");
+}

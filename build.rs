@@ -85,7 +85,9 @@ fn shim() {
 }
 
 /// Whether rustc links with its own rust-lld: its default for
-/// x86_64-unknown-linux-gnu (since 1.90), unless the flags turn it off.
+/// x86_64-unknown-linux-gnu since 1.90, unless the flags turn it off. An
+/// older rustc (the package's rust-version is 1.88) links with the
+/// system's linker, GNU ld, which refuses `--no-rosegment`.
 fn links_with_rust_lld() -> bool {
     let target = std::env::var("TARGET").unwrap_or_default();
     let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
@@ -94,5 +96,19 @@ fn links_with_rust_lld() -> bool {
         "link-self-contained=-linker",
         "fuse-ld=bfd",
     ];
-    target == "x86_64-unknown-linux-gnu" && !off.iter().any(|off| flags.contains(off))
+    target == "x86_64-unknown-linux-gnu"
+        && rustc_minor().is_some_and(|minor| minor >= 90)
+        && !off.iter().any(|off| flags.contains(off))
+}
+
+/// The minor version of the rustc cargo builds with (`rustc 1.95.0 (...)`).
+fn rustc_minor() -> Option<u32> {
+    let rustc = std::env::var_os("RUSTC")?;
+    let output = std::process::Command::new(rustc)
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8(output.stdout).ok()?;
+    let version = text.split_whitespace().nth(1)?;
+    version.split('.').nth(1)?.parse().ok()
 }

@@ -168,9 +168,10 @@ pub fn decide(call: &Call, args: &[OsString], facts: &Facts) -> Outcome {
                 args,
                 format!(
                     "Compose starts its containers through {engine}, which eatmydata cannot \
-                     reach from the client: give each service `runtime: eatmydata` where \
-                     {engine} has it ({register}), or `security_opt: [\"seccomp=FILE\"]` \
-                     naming eatmydata's profile (eatmydata profile {engine} > FILE; \
+                     reach from the client: make eatmydata {engine}'s default runtime \
+                     ({register} --default), give each service `runtime: eatmydata` where \
+                     {engine} has it, or `security_opt: [\"seccomp=FILE\"]` naming \
+                     eatmydata's profile (eatmydata profile {engine} > FILE; \
                      docs/containers.md). {AS_ASKED}"
                 ),
             );

@@ -17,7 +17,7 @@
 //! The runtime's own rules (`runtime/edit/seccomp.rs`) are the same edit.
 
 pub mod command;
-mod daemon;
+pub mod daemon;
 pub mod defaults;
 mod podman;
 pub mod rules;

@@ -57,6 +57,16 @@ pub fn podman_version(answer: &str) -> Option<String> {
 /// Runs `command`, its stdin null and stderr dropped; its stdout when it
 /// succeeds within [`LIMIT`].
 fn run(command: &mut Command) -> Option<String> {
+    let (succeeded, text) = answer(command, LIMIT, ANSWER_MAX)?;
+    succeeded.then(|| String::from_utf8_lossy(&text).into_owned())
+}
+
+/// Runs `command`, its stdin null and stderr dropped, and reads at most
+/// `max` bytes of its stdout: whether it succeeded, and what it said,
+/// when it ended within `within` (else it is killed and `None`). An
+/// engine's client asked of a daemon that may not answer (here, and the
+/// client's `docker info`) is held to both.
+pub fn answer(command: &mut Command, within: Duration, max: u64) -> Option<(bool, Vec<u8>)> {
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -66,14 +76,14 @@ fn run(command: &mut Command) -> Option<String> {
     let stdout = child.stdout.take()?;
     let reader = std::thread::spawn(move || {
         let mut text = Vec::new();
-        let _ = stdout.take(ANSWER_MAX).read_to_end(&mut text);
+        let _ = stdout.take(max).read_to_end(&mut text);
         text
     });
-    let deadline = Instant::now() + LIMIT;
+    let deadline = Instant::now() + within;
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
@@ -82,7 +92,5 @@ fn run(command: &mut Command) -> Option<String> {
         }
     };
     let text = reader.join().ok()?;
-    status
-        .success()
-        .then(|| String::from_utf8_lossy(&text).into_owned())
+    Some((status.success(), text))
 }

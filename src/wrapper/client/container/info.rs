@@ -5,10 +5,9 @@
 //! version (`podman info`). A daemon that does not answer says nothing.
 
 use std::ffi::OsString;
-use std::io::Read as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -60,32 +59,11 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(20);
 const ANSWER_MAX: u64 = 1 << 20;
 
 /// `program globals args`'s standard output, if it ran and ended within
-/// [`ANSWER_WITHIN`] (else it is killed).
+/// [`ANSWER_WITHIN`] (else it is killed), whatever its exit status.
 fn ask(program: &Path, globals: &[OsString], args: &[&str]) -> Option<Vec<u8>> {
-    let mut child = Command::new(program)
-        .args(globals)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let stdout = child.stdout.take()?;
-    let reader = std::thread::spawn(move || {
-        let mut answer = Vec::new();
-        let _ = stdout.take(ANSWER_MAX).read_to_end(&mut answer);
-        answer
-    });
-    let deadline = Instant::now() + ANSWER_WITHIN;
-    while child.try_wait().ok()?.is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    reader.join().ok()
+    let mut command = Command::new(program);
+    command.args(globals).args(args);
+    crate::profile::daemon::answer(&mut command, ANSWER_WITHIN, ANSWER_MAX).map(|(_, text)| text)
 }
 
 /// Reads `docker info --format FORMAT`'s output.

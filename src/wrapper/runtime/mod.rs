@@ -43,6 +43,9 @@ use std::path::{Path, PathBuf};
 use crate::{error, exec, library, search};
 use bundle::Problem;
 pub use configure::REGISTERED;
+/// What `configure docker --remove` leaves under [`REGISTERED`] while
+/// containers made under it exist: a plain alias of runc, not eatmydata.
+pub(crate) use configure::docker::RUNC as REMOVED_ALIAS;
 use process::Handed;
 use verbs::{Line, Verb};
 

@@ -16,7 +16,8 @@ use serde_json::Value;
 pub struct DockerRuntimes {
     /// The daemon answered (it gave its version).
     pub answered: bool,
-    /// It has a runtime named `eatmydata`.
+    /// It has a runtime named `eatmydata`, other than the alias of runc
+    /// that `configure docker --remove` leaves.
     pub registered: bool,
     /// Its default runtime is `eatmydata`: every container and every
     /// legacy build's RUN step gets it.
@@ -76,10 +77,15 @@ pub fn read_runtimes(stdout: &[u8]) -> DockerRuntimes {
     let plugins = info.get("plugins").and_then(Value::as_array);
     let runtimes = info.get("runtimes").and_then(Value::as_object);
     let version = info.get("version").and_then(Value::as_str).unwrap_or("");
+    // `configure docker --remove` leaves the name to a plain alias of runc
+    // while containers made under it exist: asking for it eats nothing.
+    let ours = runtimes.and_then(|r| r.get(name));
+    let alias = crate::runtime::REMOVED_ALIAS;
+    let registered = ours.is_some_and(|r| r.get("path").and_then(Value::as_str) != Some(alias));
     DockerRuntimes {
         answered: !version.is_empty(),
-        registered: runtimes.is_some_and(|r| r.contains_key(name)),
-        default: default == Some(name),
+        registered,
+        default: registered && default == Some(name),
         default_name: default.unwrap_or_default().to_owned(),
         runtimes: runtimes
             .into_iter()

@@ -318,6 +318,11 @@ fn docker_info_is_read_for_the_runtimes_the_default_and_buildx() {
     let registered = br#"{"runtimes":{"eatmydata":{}},"default":"runc"}"#;
     assert!(read_runtimes(registered).registered);
     assert!(!read_runtimes(registered).default);
+    // What `configure docker --remove` leaves while containers made under
+    // eatmydata exist is runc by another name: not the runtime.
+    let alias = br#"{"runtimes":{"eatmydata":{"path":"runc"},"runc":{"path":"runc"}},"default":"eatmydata"}"#;
+    let read = read_runtimes(alias);
+    assert_eq!((read.registered, read.default), (false, false));
     // A daemon that does not answer: the client's plugins still said; a
     // plugin that failed to load is as missing.
     let down = br#"{"runtimes":null,"default":"","plugins":[{"Name":"buildx"}]}"#;

@@ -94,6 +94,11 @@ pub fn named_runc(old: &str, new: Option<&str>) -> bool {
     default(old) == Some(json!(REGISTERED)) && new.and_then(default) == Some(json!(RUNC))
 }
 
+/// Whether `text` makes the runtime dockerd's default.
+pub fn names_default(text: &str) -> bool {
+    setting(text, "default-runtime").as_deref() == Some(REGISTERED)
+}
+
 /// Whether nothing is left in the file but an empty object.
 pub fn holds_nothing(text: &str) -> bool {
     text.trim().is_empty() || json::parse(text).is_ok_and(|v| v == json!({}))
@@ -143,6 +148,15 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_default_made_before_is_read_back() {
+        let default = register("{}", &Want::example(true, None)).unwrap();
+        let again = register(&default, &Want::example(false, None)).unwrap();
+        assert!(names_default(&again), "{again}");
+        assert!(!names_default(&register("{}", &Want::example(false, None)).unwrap()));
+        assert!(!names_default(&remove(&again, true).unwrap()));
+    }
 
     const THEIRS: &str = r#"{
 	"log-driver": "journald",

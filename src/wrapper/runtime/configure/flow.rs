@@ -44,7 +44,8 @@ pub fn register(request: &Request) -> Result<(), Error> {
     if (changed || drop_in) && request.dry_run {
         println!("Dry run: nothing written.");
     } else if changed {
-        let how = request.engine.how_to_use(request.default);
+        let default = request.default || request.engine.names_default(&new);
+        let how = request.engine.how_to_use(default);
         tell_reload(request, &config, &new, &how);
     }
     Ok(())

@@ -149,6 +149,16 @@ impl Engine {
         }
     }
 
+    /// Whether the engine's file, now `text`, makes the runtime its
+    /// default: a registration without `--default` keeps one made before.
+    pub fn names_default(self, text: &str) -> bool {
+        match self {
+            Engine::Docker => docker::names_default(text),
+            Engine::Podman => podman::names_default(text),
+            Engine::Containerd | Engine::Crio => false,
+        }
+    }
+
     /// How containers reach the runtime once the engine has read it.
     fn how_to_use(self, default: bool) -> String {
         let run = if default {

@@ -78,6 +78,13 @@ pub fn remove(text: &str, alias: bool) -> Result<String, String> {
     })
 }
 
+/// Whether `text` makes the runtime podman's default (`engine.runtime`).
+pub fn names_default(text: &str) -> bool {
+    let doc = toml::parse(text);
+    let runtime = doc.as_ref().ok().and_then(|d| d.get("engine")?.get("runtime")?.as_str());
+    runtime == Some(REGISTERED)
+}
+
 /// Whether nothing is left in the file.
 pub fn holds_nothing(text: &str) -> bool {
     toml::holds_nothing(text, &[])
@@ -103,6 +110,15 @@ crun = [\"/usr/bin/crun\"]
 # plugins follow
 [engine.volume_plugins]
 ";
+
+    #[test]
+    fn a_default_made_before_is_read_back() {
+        let default = register(THEIRS, &Want::example(true, None)).unwrap();
+        let again = register(&default, &Want::example(false, None)).unwrap();
+        assert!(names_default(&again), "{again}");
+        assert!(!names_default(&register(THEIRS, &Want::example(false, None)).unwrap()));
+        assert!(!names_default(&remove(&again, false).unwrap()));
+    }
 
     #[test]
     fn adds_its_keys_among_the_users_and_keeps_their_comments() {

@@ -55,7 +55,14 @@ function takeBack(prefix) {
 async function run() {
   try {
     const prefix = state('prefix');
-    if (prefix === '') return; // main stopped before it changed anything
+    if (prefix === '') {
+      // main stopped before it changed anything, or ran apart from this
+      // step (local-action keeps main's state within its process only).
+      process.stdout.write(
+        'eatmydata: nothing to take back: main saved no state (it stopped before changing anything, or ran apart from this post step)\n',
+      );
+      return;
+    }
     const done = recreated();
     removeServices(done);
     if (enabled('summary', 'true')) summary(prefix, done);

@@ -3,6 +3,9 @@
 //! a two-line summary, and every relative link of the README, `docs/`,
 //! CONTRIBUTING.md and SECURITY.md names a file that exists, and a heading
 //! of it when it names one. A page moved or a heading renamed fails here.
+//! And the shell lines a newcomer types work the first time in the ways a
+//! walk through them found broken: what needs root has `sudo`, podman is
+//! given an image's full name, a database image its password variable.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -174,4 +177,106 @@ fn each_page_of_docs_opens_with_a_title_and_a_two_line_summary() {
             head.join("\n")
         );
     }
+}
+
+/// The commands of the page's `sh` blocks, continuation lines joined and
+/// comments dropped, each with its line and whether the paragraph just
+/// before or after the block says they run as root.
+fn typed(text: &str) -> Vec<(usize, bool, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    let mut start = None;
+    let mut command = String::new();
+    for (n, line) in lines.iter().enumerate() {
+        if line.trim_start().starts_with("```") {
+            start = match start {
+                None if line.trim() == "```sh" => Some(n),
+                _ => None,
+            };
+            continue;
+        }
+        let Some(open) = start else { continue };
+        command.push_str(line.split(" # ").next().unwrap_or_default());
+        if command.ends_with('\\') {
+            command.pop();
+            continue;
+        }
+        let end = n + lines[n..]
+            .iter()
+            .position(|l| l.starts_with("```"))
+            .unwrap_or(0);
+        let near = |range: std::ops::Range<usize>| {
+            let range = range.start.min(lines.len())..range.end.min(lines.len());
+            lines[range].join(" ").to_lowercase().contains("as root")
+        };
+        let as_root = near(open.saturating_sub(3)..open) || near(end + 1..end + 4);
+        if !command.trim().is_empty() {
+            found.push((n + 1, as_root, command.trim().to_owned()));
+        }
+        command.clear();
+    }
+    found
+}
+
+/// What would fail in `command` typed as it is, if anything.
+fn fails_as_typed(command: &str, as_root: bool) -> Option<&'static str> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let has = |what: &str| command.contains(what);
+    let root_verb = ["configure", "install", "uninstall", "report"]
+        .iter()
+        .any(|verb| has(&format!("eatmydata-runtime {verb}")))
+        || has("--runtime configure");
+    if root_verb && !as_root && words.first() != Some(&"sudo") {
+        return Some("needs root: begin it with sudo");
+    }
+    let runs = ["run", "create"]
+        .iter()
+        .any(|verb| has(&format!("docker {verb}")) || has(&format!("podman {verb}")));
+    let short = |word: &&str| {
+        let (name, tag) = word.split_once(':').unwrap_or_default();
+        !name.is_empty() && !tag.is_empty() && !word.contains(['/', '=', '"', '$'])
+    };
+    if runs && has("podman ") && words.iter().any(short) {
+        return Some("podman needs the image's full name (docker.io/library/...)");
+    }
+    if runs && has("postgres:") && !has("POSTGRES_PASSWORD") && !has("POSTGRES_HOST_AUTH") {
+        return Some("the postgres image refuses to start without POSTGRES_PASSWORD");
+    }
+    let mariadb = has("mariadb:") || has("mysql:");
+    let password = ["ROOT_PASSWORD", "ALLOW_EMPTY", "RANDOM_ROOT"]
+        .iter()
+        .any(|v| has(v));
+    if runs && mariadb && !password {
+        return Some("the mariadb image refuses to start without MARIADB_ROOT_PASSWORD");
+    }
+    None
+}
+
+#[test]
+fn what_a_newcomer_types_works_the_first_time() {
+    // Controls: each rule catches what it is for, on lines made for it.
+    let page = "Text.\n\n```sh\neatmydata-runtime report   # the account\n\
+                podman run -d mariadb:11\ndocker run \\\n  postgres:16\n```\n";
+    let found: Vec<_> = typed(page)
+        .iter()
+        .map(|(n, root, c)| (*n, fails_as_typed(c, *root).is_some()))
+        .collect();
+    assert_eq!(found, [(4, true), (5, true), (7, true)]);
+    assert!(fails_as_typed("sudo eatmydata-runtime report", false).is_none());
+    assert!(fails_as_typed("eatmydata-runtime install", true).is_none());
+    let full = "podman run -e MARIADB_ROOT_PASSWORD=t docker.io/library/mariadb:11";
+    assert!(fails_as_typed(full, false).is_none());
+
+    let mut wrong = Vec::new();
+    let mut seen = 0;
+    for page in pages() {
+        for (line, as_root, command) in typed(&fs::read_to_string(&page).unwrap()) {
+            seen += 1;
+            if let Some(why) = fails_as_typed(&command, as_root) {
+                wrong.push(format!("{}:{line}: {command}: {why}", page.display()));
+            }
+        }
+    }
+    assert!(seen > 50, "only {seen} commands found");
+    assert!(wrong.is_empty(), "fails as typed:\n{}", wrong.join("\n"));
 }

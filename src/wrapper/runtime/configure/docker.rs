@@ -154,7 +154,9 @@ mod tests {
         let default = register("{}", &Want::example(true, None)).unwrap();
         let again = register(&default, &Want::example(false, None)).unwrap();
         assert!(names_default(&again), "{again}");
-        assert!(!names_default(&register("{}", &Want::example(false, None)).unwrap()));
+        assert!(!names_default(
+            &register("{}", &Want::example(false, None)).unwrap()
+        ));
         assert!(!names_default(&remove(&again, true).unwrap()));
     }
 

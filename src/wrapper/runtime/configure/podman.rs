@@ -81,7 +81,10 @@ pub fn remove(text: &str, alias: bool) -> Result<String, String> {
 /// Whether `text` makes the runtime podman's default (`engine.runtime`).
 pub fn names_default(text: &str) -> bool {
     let doc = toml::parse(text);
-    let runtime = doc.as_ref().ok().and_then(|d| d.get("engine")?.get("runtime")?.as_str());
+    let runtime = doc
+        .as_ref()
+        .ok()
+        .and_then(|d| d.get("engine")?.get("runtime")?.as_str());
     runtime == Some(REGISTERED)
 }
 
@@ -116,7 +119,9 @@ crun = [\"/usr/bin/crun\"]
         let default = register(THEIRS, &Want::example(true, None)).unwrap();
         let again = register(&default, &Want::example(false, None)).unwrap();
         assert!(names_default(&again), "{again}");
-        assert!(!names_default(&register(THEIRS, &Want::example(false, None)).unwrap()));
+        assert!(!names_default(
+            &register(THEIRS, &Want::example(false, None)).unwrap()
+        ));
         assert!(!names_default(&remove(&again, false).unwrap()));
     }
 

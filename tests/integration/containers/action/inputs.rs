@@ -81,6 +81,17 @@ fn no_docker_says_set_docker_false() {
         &prefix(&dir),
         "set `docker: false`",
     );
+    // The post step after it, given nothing: one line says so.
+    let post = Command::new("/usr/bin/node")
+        .arg(action.join("action/post.js"))
+        .current_dir("/")
+        .env_clear()
+        .envs(&runner.env)
+        .output()
+        .unwrap();
+    assert!(post.status.success(), "{}", said(&post));
+    let stdout = String::from_utf8_lossy(&post.stdout);
+    assert!(stdout.contains("nothing to take back"), "{}", said(&post));
 
     runner.input("docker", "false");
     // The control needs sh and install, as any runner has; it installs

@@ -10,7 +10,9 @@
 //! where its path leads elsewhere the loader prints "cannot open shared
 //! object file". A static program reads no `LD_PRELOAD`, and its own
 //! execs never pass through the library, so what it starts would inherit
-//! the entry without a check: it goes there too. Wherever the library goes,
+//! the entry without a check: it goes there too, unless every loader of
+//! its root takes the library (which only the runtime can tell, having
+//! read the container's rootfs). Wherever the library goes,
 //! the seccomp rules of a container (or the command's plain filter on a
 //! host) still answer the syncs. Pure functions, no allocation: the
 //! library runs them inside other programs.
@@ -47,6 +49,13 @@ pub struct Context {
     /// which sets `VALGRIND_LAUNCHER`), a dynamic loader run by its name
     /// (`ld-linux-x86-64.so.2 PROGRAM`). See [`launches`].
     pub launcher: bool,
+    /// Every loader the program's root holds takes the library (this
+    /// machine's glibc, a musl that fits) and no sanitizer runtime is
+    /// there: whatever a static program starts can have it, or is static
+    /// too. Only the runtime knows, having read the container's rootfs
+    /// before it starts (`runtime/edit/program/loaders.rs`); the library,
+    /// inside a program, answers `false`.
+    pub root_fits: bool,
 }
 
 /// Whether the program at `path` (started with `VALGRIND_LAUNCHER` in its
@@ -134,7 +143,7 @@ pub const fn place(image: Option<Image>, context: Context) -> Place {
     }
     if let Some(image) = image {
         let Some(loader) = image.loader else {
-            if context.launcher {
+            if context.launcher || context.root_fits {
                 return behind_sanitizer(context);
             }
             return Place::Out(Why::Static);

@@ -168,6 +168,8 @@ fn decide(
         here: here(ours),
         fits_musl: true,
         launcher: exec::launches(program.1.to_bytes(), valgrind),
+        // A process cannot read its root's loaders without allocating.
+        root_fits: false,
     };
     let mut image = match context.tracing || !context.here {
         true => None,

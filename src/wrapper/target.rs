@@ -102,7 +102,7 @@ pub fn with_library(facts: elf::Program, library: &Path) -> elf::Program {
 
 /// Whether musl's loader can relocate `library` (an unreadable one is
 /// left to the loader, which skips what it cannot open).
-fn fits_musl(library: &Path) -> bool {
+pub fn fits_musl(library: &Path) -> bool {
     let Ok(bytes) = fs::read(library) else {
         return true;
     };

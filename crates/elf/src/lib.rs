@@ -196,6 +196,19 @@ pub fn inspect_elf(source: &(impl ReadAt + ?Sized)) -> Option<Program> {
     Some(Program { kind, loader })
 }
 
+/// Whether an ELF file (a loader, a library) is of this machine's class
+/// and architecture, which is what a loader that is to take the library
+/// must be; `None` when it is not ELF. Only its header is read.
+pub fn is_native(source: &(impl ReadAt + ?Sized)) -> Option<bool> {
+    let mut bytes = [0u8; 64];
+    if source.read_at(&mut bytes, 0).ok()? < 52 {
+        return None;
+    }
+    let header = Header::parse(&bytes)?;
+    let class = header.is64 == cfg!(target_pointer_width = "64");
+    Some(class && machine::native(u16::try_from(header.machine).ok()?))
+}
+
 /// The program a `#!` line names, if the file starts with one.
 fn interpreter_of_script(file: &File) -> Option<PathBuf> {
     let mut head = [0u8; 256];

@@ -328,3 +328,21 @@ fn an_inline_io_uring_enter_in_the_code_is_found_by_section_or_segment() {
     static_[data..data + 7].copy_from_slice(b"\xb8\xaa\x01\x00\x00\x0f\x05");
     assert_eq!(inspect_elf(&static_[..]).unwrap().kind, Kind::Static);
 }
+
+/// A loader is judged by its own header: this machine's class and
+/// architecture, or not; anything else is no ELF file.
+#[test]
+fn a_file_is_native_by_its_class_and_machine() {
+    let native = fs::read(std::env::current_exe().unwrap()).unwrap();
+    assert_eq!(is_native(&native[..]), Some(true));
+    let bits32 = build(&Spec {
+        is32: true,
+        ..Spec::default()
+    });
+    assert_eq!(is_native(&bits32[..]), Some(false));
+    let mut other = native.clone();
+    other[18] = if other[18] == 183 { 62 } else { 183 };
+    assert_eq!(is_native(&other[..]), Some(false));
+    assert_eq!(is_native(&b"#!/bin/sh\n"[..]), None);
+    assert_eq!(is_native(&native[..40]), None, "truncated");
+}

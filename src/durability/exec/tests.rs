@@ -13,6 +13,7 @@ const PLAIN: Context = Context {
     here: true,
     fits_musl: true,
     launcher: false,
+    root_fits: false,
 };
 
 #[test]
@@ -209,4 +210,36 @@ fn each_reason_reads_back_from_its_code() {
     }
     assert_eq!(Why::of_code(b'0' + Why::ALL.len() as u8), None);
     assert_eq!(Why::of_code(b'/'), None);
+}
+
+/// A static program whose root holds only loaders that take the library
+/// (the runtime read it) keeps it, for what it starts; the rest of the
+/// rule still holds.
+#[test]
+fn a_static_program_keeps_it_where_every_loader_of_its_root_fits() {
+    let shell = Image {
+        loader: None,
+        ..NATIVE
+    };
+    let fits = Context {
+        root_fits: true,
+        ..PLAIN
+    };
+    assert_eq!(place(Some(shell), PLAIN), Place::Out(Why::Static));
+    assert_eq!(place(Some(shell), fits), Place::First);
+    let sanitizer = Context {
+        user_sanitizer: true,
+        ..fits
+    };
+    assert_eq!(place(Some(shell), sanitizer), Place::AfterSanitizer);
+    let ldd = Context {
+        tracing: true,
+        ..fits
+    };
+    assert_eq!(place(Some(shell), ldd), Place::Out(Why::Tracing));
+    let bits32 = Image {
+        bits64: false,
+        ..NATIVE
+    };
+    assert_eq!(place(Some(bits32), fits), Place::Out(Why::Bits32));
 }

@@ -30,6 +30,7 @@ fn config(value: &mut serde_json::Value, library: &Path) -> Result<edit::Done, F
             path: "/bin/prog".into(),
             facts: Ok(facts),
             init: None,
+            root_fits: Err("not read".into()),
         },
         binds: vec![],
     };

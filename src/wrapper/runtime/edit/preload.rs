@@ -9,7 +9,7 @@
 use serde_json::{Value, json};
 
 use super::library::MOUNTED;
-use crate::durability::exec::{self, Context, Image, Loader, Place};
+use crate::durability::exec::{self, Context, Image, Loader, Place, Why};
 use crate::elf::{self, Foreign, Kind};
 use crate::protocol;
 
@@ -66,12 +66,14 @@ pub fn preload(env: &mut Vec<Value>, place: Place) -> bool {
 /// What the process's program is, as the runtime read it inside the
 /// rootfs: its path there, and the ELF reader's facts, or why it could not
 /// be read. Under a static init (`durability/init.rs`), the program it runs,
-/// and the init's path.
+/// and the init's path. For a static program, whether every loader of the
+/// rootfs takes the library (`program/loaders.rs`), or why not.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
     pub path: String,
     pub facts: Result<elf::Program, String>,
     pub init: Option<String>,
+    pub root_fits: Result<(), String>,
 }
 
 /// What the ELF reader's facts say in the rule's terms, and whether the
@@ -118,7 +120,8 @@ fn image(facts: &elf::Program) -> Option<(Image, bool)> {
 /// (as the engine wrote it): `Err` says why nowhere, for the log. A 32-bit
 /// or foreign program, one linking a sanitizer (unless the user preloads
 /// one, which then comes first), a static one (whose children would
-/// inherit the entry with no check), `ldd`, go without; the seccomp rules
+/// inherit the entry with no check) unless every loader of its rootfs
+/// takes the library, `ldd`, go without; the seccomp rules
 /// answer their syncs. A program that cannot be read in the rootfs or its
 /// binds, or is no ELF, is taken as one of this machine's.
 pub fn placed(program: &Program, env: &[Value]) -> Result<Place, String> {
@@ -134,14 +137,22 @@ pub fn placed(program: &Program, env: &[Value]) -> Result<Place, String> {
             program.path.as_bytes(),
             values(env, "VALGRIND_LAUNCHER").next().is_some(),
         ),
+        root_fits: program.root_fits.is_ok(),
     };
     let by = match &program.init {
         Some(init) => format!(", run by {init},"),
         None => String::new(),
     };
-    match exec::place(read.map(|(image, _)| image), context) {
-        Place::Out(why) => Err(format!("{}{by} is {}", program.path, why.words())),
-        place => Ok(place),
+    let path = &program.path;
+    match (
+        exec::place(read.map(|(image, _)| image), context),
+        &program.root_fits,
+    ) {
+        (Place::Out(why @ Why::Static), Err(root)) => {
+            Err(format!("{path}{by} is {}, and {root}", why.words()))
+        }
+        (Place::Out(why), _) => Err(format!("{path}{by} is {}", why.words())),
+        (place, _) => Ok(place),
     }
 }
 
@@ -277,6 +288,7 @@ mod program_tests {
             path: "/bin/p".into(),
             facts: Ok(elf::Program { kind, loader }),
             init: None,
+            root_fits: Err("the rootfs holds /lib/ld-linux.so.2, a loader of another class".into()),
         }
     }
 
@@ -330,8 +342,25 @@ mod program_tests {
             path: "/bin/p".into(),
             facts: Err("No such file or directory".into()),
             init: None,
+            root_fits: Err("not read".into()),
         };
         assert_eq!(placed(&unreadable), Ok(Place::First));
+        // A static program whose rootfs holds only loaders that take the
+        // library keeps it, for what it starts; else the log says what
+        // the rootfs holds.
+        let shell = program(Kind::Static, None);
+        let why = placed(&shell).unwrap_err();
+        assert!(
+            why.ends_with(", and the rootfs holds /lib/ld-linux.so.2, a loader of another class"),
+            "{why}"
+        );
+        let fits = Program {
+            root_fits: Ok(()),
+            ..shell
+        };
+        assert_eq!(placed(&fits), Ok(Place::First));
+        let ldd = [json!("LD_TRACE_LOADED_OBJECTS=1")];
+        assert!(super::placed(&fits, &ldd).is_err());
         // The program a static init runs: the log names the init too.
         let under = Program {
             init: Some("/sbin/docker-init".into()),

@@ -18,7 +18,9 @@
 //! `fstat`ed, never opened on the host. Only a regular file with an
 //! execute bit is then opened for reading, through that very descriptor
 //! (`/proc/self/fd`), and the ELF reader's reads are bounded.
-//! The pure part (the candidates, the `#!` line) is tested alone.
+//! The pure part (the candidates, the `#!` line) is tested alone. For a
+//! static program, the loaders the rootfs holds are read too
+//! (`program/loaders.rs`): whether what it starts can have the library.
 
 use std::fs::File;
 use std::io;
@@ -162,10 +164,18 @@ pub fn learn(root: &Path, binds: &[(String, PathBuf)], process: &Value, library:
             _ => None,
         };
         let Some(at) = runs else {
+            let root_fits = match &facts {
+                Ok(facts) if facts.loader.is_none() && facts.kind != elf::Kind::Unknown => root
+                    .as_ref()
+                    .map_err(Clone::clone)
+                    .and_then(|fd| loaders::judge(&Root { fd, binds }, library)),
+                _ => Err("not read: the program is not static".to_owned()),
+            };
             return Program {
                 path: arg0.to_owned(),
                 facts: facts.map(|facts| target::with_library(facts, library)),
                 init,
+                root_fits,
             };
         };
         init.get_or_insert_with(|| arg0.to_owned());
@@ -244,6 +254,9 @@ fn follow(root: &Root, mut file: File, path: &str) -> Result<elf::Program, Strin
     }
     Err(format!("{path}: too many #! levels"))
 }
+
+#[path = "program/loaders.rs"]
+mod loaders; // what a static program may start: the loaders its rootfs holds
 
 #[cfg(test)]
 #[path = "program/tests.rs"]

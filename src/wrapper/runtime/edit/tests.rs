@@ -26,6 +26,7 @@ fn program(kind: Kind) -> Program {
             loader: Some(Loader::Glibc),
         }),
         init: None,
+        root_fits: Err("not read".into()),
     }
 }
 

@@ -193,3 +193,69 @@ fn a_static_init_is_seen_through_to_its_program() {
     );
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// A static program's rootfs is read for its loaders: this machine's
+/// glibc fits, a 32-bit loader (in the rootfs, usrmerged, or bound at
+/// its place) or a sanitizer runtime does not, a dangling link runs
+/// nothing; a dynamic program's rootfs is not read.
+#[test]
+fn a_static_programs_rootfs_is_judged_by_its_loaders() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let tini = Path::new("/usr/bin/tini-static");
+    assert!(tini.exists(), "{} (apt-get install tini)", tini.display());
+    let root = std::env::temp_dir().join(format!("eatmydata-loaders-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    for folder in ["usr/bin", "usr/lib/x86_64-linux-gnu", "lib64", "outside"] {
+        std::fs::create_dir_all(root.join(folder)).unwrap();
+    }
+    symlink("usr/lib", root.join("lib")).unwrap();
+    let native = std::env::current_exe().unwrap();
+    std::fs::copy(tini, root.join("usr/bin/shell")).unwrap();
+    std::fs::copy(&native, root.join("usr/bin/dynamic")).unwrap();
+    for program in ["shell", "dynamic"] {
+        let mode = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(root.join("usr/bin").join(program), mode).unwrap();
+    }
+    std::fs::copy(&native, root.join("lib64/ld-linux-x86-64.so.2")).unwrap();
+    // A 32-bit file: the same bytes, ELFCLASS32.
+    let mut bits32 = std::fs::read(&native).unwrap();
+    bits32[4] = 1;
+    std::fs::write(root.join("outside/ld-linux.so.2"), &bits32).unwrap();
+    let library = Path::new("/nonexistent.so");
+    let learn_ = |args: &[&str], binds: &[(String, PathBuf)]| {
+        let process = json!({"args": args, "env": ["PATH=/usr/bin"], "cwd": "/"});
+        learn(&root, binds, &process, library).root_fits
+    };
+    assert_eq!(learn_(&["shell"], &[]), Ok(()));
+    let dynamic = learn_(&["dynamic"], &[]).unwrap_err();
+    assert!(dynamic.contains("not static"), "{dynamic}");
+    // A link to nothing: no program can run under it.
+    symlink("/nowhere/ld-linux.so.2", root.join("usr/lib/ld-linux.so.2")).unwrap();
+    assert_eq!(learn_(&["shell"], &[]), Ok(()));
+    // Bound at the 32-bit loader's place, from outside the rootfs.
+    let bound = [(
+        "/lib/ld-linux.so.2".to_owned(),
+        root.join("outside/ld-linux.so.2"),
+    )];
+    let why = learn_(&["shell"], &bound).unwrap_err();
+    assert_eq!(
+        why,
+        "the rootfs holds /lib/ld-linux.so.2, a loader of another class or architecture"
+    );
+    // In the rootfs, through usrmerge's /lib link.
+    std::fs::remove_file(root.join("usr/lib/ld-linux.so.2")).unwrap();
+    symlink("/outside/ld-linux.so.2", root.join("usr/lib/ld-linux.so.2")).unwrap();
+    let why = learn_(&["shell"], &[]).unwrap_err();
+    assert!(why.contains("/lib/ld-linux.so.2"), "{why}");
+    std::fs::remove_file(root.join("usr/lib/ld-linux.so.2")).unwrap();
+    // A sanitizer runtime where the loader looks.
+    let asan = root.join(format!(
+        "usr/lib/{}-linux-gnu/libasan.so.8",
+        std::env::consts::ARCH
+    ));
+    std::fs::create_dir_all(asan.parent().unwrap()).unwrap();
+    std::fs::write(&asan, b"").unwrap();
+    let why = learn_(&["shell"], &[]).unwrap_err();
+    assert!(why.contains("libasan.so.8, a sanitizer runtime"), "{why}");
+    std::fs::remove_dir_all(&root).unwrap();
+}

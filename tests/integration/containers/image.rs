@@ -1,7 +1,8 @@
 //! The engine tests' image, made offline: Debian 12 from
 //! `scripts/debian-rootfs` with mariadb-server and postgresql (dynamic
 //! servers), the servers' scripts, and the probes copied in (a static C
-//! program, a dynamic one, a Go one, and a library to preload). It is one
+//! program, a dynamic one, a Go one, a library to preload, and
+//! busybox-static's program). It is one
 //! layer in a `docker save` archive that docker, containerd and podman all
 //! load, with three image configs over that layer: the plain image, one
 //! that sets its own `LD_PRELOAD`, and a pod's sandbox (it sleeps).
@@ -130,6 +131,8 @@ fn make() -> TestImage {
         &probe("own_preload", &["-shared", "-fPIC"]),
         probes.join("own_preload.so"),
     );
+    // Debian's busybox-static, a static shell for an entry point.
+    copy(Path::new("/bin/busybox"), probes.join("busybox"));
     for script in ["mariadb.sh", "postgres.sh"] {
         copy(
             &root.join("tests/integration/containers").join(script),

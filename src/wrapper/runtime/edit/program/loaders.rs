@@ -24,8 +24,9 @@
 //! the static program makes (its children cannot see the library either,
 //! as under a dynamic parent, whose exec wrapper judges that), a
 //! sanitizer runtime found through a program's own `RUNPATH` or
-//! `LD_LIBRARY_PATH`. Anything that cannot be read, or a folder of more
-//! than [`MAX_ENTRIES`] names, keeps the library out (the old answer).
+//! `LD_LIBRARY_PATH`. Anything that cannot be read, a folder of more
+//! than [`MAX_ENTRIES`] names or more than [`MAX_LOADERS`] loaders keeps
+//! the library out (the old answer).
 
 use std::fs;
 use std::os::fd::AsRawFd;
@@ -51,6 +52,10 @@ const LIBRARY_FOLDERS: [&str; 5] = ["/lib", "/lib64", "/usr/lib", "/usr/lib64", 
 
 /// Names read from one folder at most: a folder of more is not judged.
 pub const MAX_ENTRIES: usize = 65_536;
+
+/// Loaders read at most (a rootfs has one to a few per architecture): a
+/// rootfs of more is not judged, and costs no more than this many reads.
+pub const MAX_LOADERS: usize = 64;
 
 /// Whether a file name in a loader folder is a loader's: `ld-linux*`,
 /// `ld-musl-*`, `ld64.so.*`, `ld.so.1`, and any other `ld-` (uClibc's,
@@ -78,10 +83,15 @@ pub fn takes(name: &[u8], native: Option<bool>, fits_musl: bool) -> Result<(), &
 /// what the rootfs holds, for the log.
 pub fn judge(root: &Root, library: &Path) -> Result<(), String> {
     let fits_musl = target::fits_musl(library);
+    let mut read = 0;
     for folder in LOADER_FOLDERS {
         for name in names(root, folder)? {
             if !is_loader_name(name.as_bytes()) {
                 continue;
+            }
+            read += 1;
+            if read > MAX_LOADERS {
+                return Err(format!("the rootfs holds more than {MAX_LOADERS} loaders"));
             }
             let path = format!("{folder}/{name}");
             let native = native(root, &path);

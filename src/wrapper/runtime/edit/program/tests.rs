@@ -200,6 +200,7 @@ fn a_static_init_is_seen_through_to_its_program() {
 /// nothing; a dynamic program's rootfs is not read.
 #[test]
 fn a_static_programs_rootfs_is_judged_by_its_loaders() {
+    use super::loaders::MAX_LOADERS;
     use std::os::unix::fs::{PermissionsExt, symlink};
     let tini = Path::new("/usr/bin/tini-static");
     assert!(tini.exists(), "{} (apt-get install tini)", tini.display());
@@ -248,6 +249,42 @@ fn a_static_programs_rootfs_is_judged_by_its_loaders() {
     let why = learn_(&["shell"], &[]).unwrap_err();
     assert!(why.contains("/lib/ld-linux.so.2"), "{why}");
     std::fs::remove_file(root.join("usr/lib/ld-linux.so.2")).unwrap();
+    // Another architecture's loader (arm64's, run by qemu-user), or
+    // x86_64's where this machine is arm64.
+    let mut foreign = std::fs::read(&native).unwrap();
+    foreign[18] = if foreign[18] == 183 { 62 } else { 183 };
+    let aarch64 = root.join("usr/lib/ld-linux-aarch64.so.1");
+    std::fs::write(&aarch64, &foreign).unwrap();
+    let why = learn_(&["shell"], &[]).unwrap_err();
+    assert!(
+        why.contains("/lib/ld-linux-aarch64.so.1, a loader of another"),
+        "{why}"
+    );
+    std::fs::remove_file(&aarch64).unwrap();
+    // musl's loader: where the library fits musl, and where it names
+    // glibc's loader (an old build, Debian's libeatmydata).
+    std::fs::copy(&native, root.join("usr/lib/ld-musl-x86_64.so.1")).unwrap();
+    assert_eq!(learn_(&["shell"], &[]), Ok(()));
+    let glibc_only = root.join("outside/glibc-only.so");
+    std::fs::write(&glibc_only, b"\x7fELF\0ld-linux-x86-64.so.2\0").unwrap();
+    let process = json!({"args": ["shell"], "env": ["PATH=/usr/bin"], "cwd": "/"});
+    let why = learn(&root, &[], &process, &glibc_only)
+        .root_fits
+        .unwrap_err();
+    assert!(
+        why.contains("musl's loader, which cannot relocate"),
+        "{why}"
+    );
+    std::fs::remove_file(root.join("usr/lib/ld-musl-x86_64.so.1")).unwrap();
+    // So many loaders: not judged.
+    for n in 0..=MAX_LOADERS {
+        symlink("/nowhere", root.join(format!("lib64/ld-{n}.so"))).unwrap();
+    }
+    let why = learn_(&["shell"], &[]).unwrap_err();
+    assert!(why.contains("more than 64 loaders"), "{why}");
+    for n in 0..=MAX_LOADERS {
+        std::fs::remove_file(root.join(format!("lib64/ld-{n}.so"))).unwrap();
+    }
     // A sanitizer runtime where the loader looks.
     let asan = root.join(format!(
         "usr/lib/{}-linux-gnu/libasan.so.8",

@@ -23,7 +23,7 @@ use crate::loopfs::LoopFs;
 #[path = "docker_anywhere.rs"]
 mod anywhere; // configure docker --default run from /tmp: a copy of root's registered, every container eaten
 #[path = "docker_static_shell.rs"]
-mod static_shell; // busybox-static as the entry point starting dynamic and 32-bit programs
+mod static_shell; // busybox-static as the entry point starting dynamic and 32-bit programs, and a chroot
 
 /// The storage driver: overlay2 works on this machine's ext4 root (and is
 /// dockerd's own first choice there).
@@ -163,12 +163,14 @@ fn static_and_go_containers_under_the_runtime() {
 }
 
 /// A static shell as the entry point, starting coreutils' `dd
-/// oflag=sync` (its flushes eaten) and a 32-bit program (as under runc).
+/// oflag=sync` (its flushes eaten), a 32-bit program and a chroot into
+/// a bound root (as under runc).
 #[test]
 fn a_static_shell_entry_point_under_the_runtime() {
     let docker = Docker::start();
     static_shell::starts_a_dynamic_o_sync_writer(&docker);
     static_shell::starts_a_32_bit_program(&docker);
+    static_shell::enters_a_bound_root(&docker);
 }
 
 #[test]

@@ -4,11 +4,13 @@
 //! that busybox runs it rather than its own applet): no seccomp rule can
 //! drop an open flag, so only the library in `dd` eats those flushes,
 //! which it has when the runtime found only this machine's loader in the
-//! rootfs (issue 45). Beside it, the attack: the same shell starting a
-//! 32-bit program, its loader bound in, which must run as under runc,
-//! without the loader's "cannot be preloaded" on its stderr.
+//! rootfs (issue 45). Beside it, the attacks: the same shell starting a
+//! 32-bit program, its loader bound in, and entering a root of its own
+//! bound in with its `chroot` applet, each of which must run as under
+//! runc, without the loader's "cannot be preloaded" on its stderr.
 
 use std::fs;
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -143,6 +145,33 @@ pub fn starts_a_32_bit_program(docker: &Docker) {
     assert_eq!(
         (runc.status, runc.stdout.as_str(), runc.stderr.as_str()),
         (Some(0), "mapped=\n", ""),
+        "the control: {runc:?}"
+    );
+    assert_eq!(
+        (eaten.status, &eaten.stdout, &eaten.stderr),
+        (runc.status, &runc.stdout, &runc.stderr),
+        "under the runtime"
+    );
+}
+
+/// The same shell entering a root of its own bound in (debootstrap's
+/// tree, as `scripts/debian-rootfs` keeps it) with busybox's `chroot`
+/// applet: its programs there cannot reach the library's path, so the
+/// runtime keeps the library out, and they run as under runc, without
+/// the loader's "cannot open shared object file".
+pub fn enters_a_bound_root(docker: &Docker) {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/debian-rootfs");
+    let tree = Command::new(script).arg("none").output().unwrap();
+    assert!(tree.status.success(), "debian-rootfs: {tree:?}");
+    let tree = String::from_utf8_lossy(&tree.stdout).trim().to_owned();
+    let mount = format!("{tree}:/target:ro");
+    let disk = LoopFs::new("docker-static-shell-chroot", 64);
+    let line = "chroot /target /bin/sh -c 'echo in the chroot; /bin/true'";
+    let runc = shell(docker, false, &disk, &["-v", &mount], line);
+    let eaten = shell(docker, true, &disk, &["-v", &mount], line);
+    assert_eq!(
+        (runc.status, runc.stdout.as_str(), runc.stderr.as_str()),
+        (Some(0), "in the chroot\n", ""),
         "the control: {runc:?}"
     );
     assert_eq!(

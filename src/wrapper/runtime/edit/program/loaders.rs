@@ -20,11 +20,13 @@
 //! and for Fedora's i686); musl expands neither. Reading the rootfs needs
 //! nothing in the container.
 //!
-//! Not seen, and so not judged: a loader or sanitizer runtime in a chroot
-//! the static program makes (its children cannot see the library either,
-//! as under a dynamic parent, whose exec wrapper judges that), a
-//! sanitizer runtime found through a program's own `RUNPATH` or
-//! `LD_LIBRARY_PATH`. Anything that cannot be read, a folder of more
+//! A chroot the static program makes itself (busybox's `chroot` applet)
+//! leads its programs where the library's path is nothing, and glibc's
+//! loader says so: a bind holding a root of its own (a loader in its
+//! `lib` folders, a tree made by debootstrap) keeps the library out too.
+//! Not seen, and so not judged: such a tree made inside the image or by
+//! the container itself, a sanitizer runtime found through a program's
+//! own `RUNPATH` or `LD_LIBRARY_PATH`. Anything that cannot be read, a folder of more
 //! than [`MAX_ENTRIES`] names or more than [`MAX_LOADERS`] loaders keeps
 //! the library out (the old answer).
 
@@ -115,6 +117,32 @@ pub fn judge(root: &Root, library: &Path) -> Result<(), String> {
             return Err(format!(
                 "the rootfs holds {folder}/{name}, a sanitizer runtime that must come first"
             ));
+        }
+    }
+    bound_roots(root)
+}
+
+/// `Err` when a bind holds a root of its own (a loader in its `lib`
+/// folders: a tree made by debootstrap, bound in to be built in): a
+/// static program that enters it (busybox's `chroot` applet) would start
+/// its programs where the library's path leads nowhere, and glibc's
+/// loader would say so on their stderr.
+fn bound_roots(root: &Root) -> Result<(), String> {
+    for (destination, _) in root.binds {
+        if destination.is_empty() {
+            continue;
+        }
+        for folder in LOADER_FOLDERS {
+            let folder = format!("{destination}{folder}");
+            if let Some(name) = names(root, &folder)?
+                .into_iter()
+                .find(|name| is_loader_name(name.as_bytes()))
+            {
+                return Err(format!(
+                    "the bind at {destination} holds a root of its own ({folder}/{name}), \
+                     where a chroot would lead its programs away from the library"
+                ));
+            }
         }
     }
     Ok(())

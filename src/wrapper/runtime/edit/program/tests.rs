@@ -249,6 +249,18 @@ fn a_static_programs_rootfs_is_judged_by_its_loaders() {
     let why = learn_(&["shell"], &[]).unwrap_err();
     assert!(why.contains("/lib/ld-linux.so.2"), "{why}");
     std::fs::remove_file(root.join("usr/lib/ld-linux.so.2")).unwrap();
+    // A root of its own bound in (a chroot's tree), whatever its loader;
+    // a bind with no loader in it is only a folder.
+    let tree = root.join("outside/tree");
+    std::fs::create_dir_all(tree.join("lib64")).unwrap();
+    let folder = [("/target".to_owned(), tree.clone())];
+    assert_eq!(learn_(&["shell"], &folder), Ok(()));
+    std::fs::copy(&native, tree.join("lib64/ld-linux-x86-64.so.2")).unwrap();
+    let why = learn_(&["shell"], &folder).unwrap_err();
+    assert!(
+        why.starts_with("the bind at /target holds a root of its own (/target/lib64/ld-linux"),
+        "{why}"
+    );
     // Another architecture's loader (arm64's, run by qemu-user), or
     // x86_64's where this machine is arm64.
     let mut foreign = std::fs::read(&native).unwrap();

@@ -18,7 +18,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use super::engine::CACHE;
-use crate::common::{TempDir, probe};
+use crate::common::{TempDir, locked, probe};
 
 /// The packages the tree gets.
 const PACKAGES: &str = "mariadb-server,postgresql";
@@ -54,7 +54,9 @@ impl TestImage {
     /// Unless `have` (a shell command) says the engine holds the image:
     /// removes the engine's older test images (`stale` prints their names,
     /// `remove` takes names as its arguments), then runs `load`, a shell
-    /// command that reads the archive on its stdin.
+    /// command that reads the archive on its stdin. One test process at a
+    /// time: another's `stale` would otherwise match the image this one
+    /// is loading, and remove it under a test that just found it there.
     pub fn load_unless(
         &self,
         have: &str,
@@ -63,6 +65,7 @@ impl TestImage {
         load: &str,
         env: &[(&str, &str)],
     ) {
+        let _one = locked(&Path::new(CACHE).join("load.lock"), libc::LOCK_EX);
         let dir = self.dir.to_str().unwrap();
         let line = format!(
             "{have} >/dev/null 2>&1 || {{ {stale} | xargs -r {remove} >/dev/null; \

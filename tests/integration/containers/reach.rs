@@ -9,143 +9,36 @@
 //!
 //! One daemon for every case: Debian 12's dockerd in a network namespace
 //! of its own, where the clients publish and reach ports as on a laptop
-//! (`Dockerd::start_netns`), the stand-in images (`standin.rs`) in its
-//! store under the official names the docs use. Each database's data folder is bound from a loop device whose
-//! flush counter is the oracle; each case beside the same run without
+//! (`Dockerd::start_netns`; `reach/private.rs`), the stand-in images
+//! (`standin.rs`) in its store under the official names the docs use.
+//! Each database's data folder is bound from a loop device whose flush
+//! counter is the oracle; each case beside the same run without
 //! eatmydata, whose flushes it may be at most 5% of.
 
 use std::fs;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
-use super::daemon::{Dockerd, RunDir, StoreLock, Unmounted};
-use super::engine::{CACHE, Measured, Ran, measure_with, register};
-use super::standin::standins;
-use crate::common::TempDir;
+use super::engine::{Measured, Ran, measure_with};
 use crate::loopfs::LoopFs;
 
 mod compose; // contrib/compose/'s files run by Compose 1.29 and v2
+mod private; // the daemon without the runtime, in a network namespace of its own
+mod testcontainers; // PyPI's and npm's Testcontainers running the docs' recipes
 use compose::{Compose, compose, compose_file, without_eatmydata};
+use private::Private;
+use testcontainers::{Client, testcontainers};
 
 /// The inserts each case makes, each its own transaction.
 const ROWS: u32 = 200;
 /// What the table holds after them: "rows|sum".
 const TABLE: &str = "200|19900";
-/// Where `scripts/setup-test-deps` installs PyPI's and npm's testcontainers.
-const VENV: &str = "/var/tmp/eatmydata-venv";
-const NODE_MODULES: &str = "/var/tmp/eatmydata-node-testcontainers/node_modules";
 /// The official images the docs and contrib/compose/ name, as the
 /// stand-ins are tagged in the daemon's store.
 const POSTGRES: &str = "postgres:16";
 const MARIADB: &str = "mariadb:11";
 /// The profile's file name, as the recipes and Compose files read it.
 const PROFILE: &str = "eatmydata-docker.json";
-
-/// The daemon, its folder and the folder the clients work in (the
-/// profile beside the Compose files).
-struct Private {
-    // Dropped in this order: dockerd, the mounts left in its store, the
-    // folders, the lock.
-    dockerd: Dockerd,
-    _mounts: Unmounted,
-    dir: RunDir,
-    work: TempDir,
-    _lock: StoreLock,
-}
-
-impl Private {
-    fn start() -> Private {
-        let lock = StoreLock::take("reach");
-        let data_root = Path::new(CACHE).join("reach");
-        let dir = RunDir::new("reach");
-        let config = dir.join("daemon.json");
-        fs::write(&config, "{\n  \"storage-driver\": \"overlay2\"\n}\n")
-            .expect("write daemon.json");
-        let dockerd = Dockerd::start_netns(dir.path(), &config, &data_root, &dir.join("exec"));
-        let private = Private {
-            dockerd,
-            _mounts: Unmounted(data_root),
-            dir,
-            work: TempDir::new("reach-work"),
-            _lock: lock,
-        };
-        // What a failed run left.
-        private.ok(&["container", "prune", "--force"]);
-        let images = standins();
-        images.load(|| private.dockerd.docker());
-        private.ok(&["tag", &images.postgres, POSTGRES]);
-        private.ok(&["tag", &images.mariadb, MARIADB]);
-        private
-    }
-
-    fn host(&self) -> String {
-        format!("unix://{}", self.dockerd.socket.display())
-    }
-
-    /// `docker args` on the daemon, asserting success; its stdout.
-    fn ok(&self, args: &[&str]) -> String {
-        self.dockerd.ok(args)
-    }
-
-    /// `program` in the daemon's network namespace, in the work folder,
-    /// with the daemon as its `DOCKER_HOST`.
-    fn client(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
-        let mut command = self.dockerd.in_netns(program);
-        command
-            .current_dir(self.work.path())
-            .env("DOCKER_HOST", self.host())
-            .env("TESTCONTAINERS_RYUK_DISABLED", "true");
-        command
-    }
-
-    /// Registers the runtime in daemon.json and reloads the daemon
-    /// (SIGHUP, which reloads `runtimes`), waiting until it lists it.
-    fn register(&self) {
-        register("docker", &self.dir.join("daemon.json"));
-        // SAFETY: a signal to the daemon this test started and has not
-        // reaped.
-        unsafe { libc::kill(self.dockerd.daemon.pid() as libc::pid_t, libc::SIGHUP) };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !self
-            .ok(&["info", "--format", "{{json .Runtimes}}"])
-            .contains("\"eatmydata\"")
-        {
-            assert!(
-                Instant::now() < deadline,
-                "dockerd did not reload its runtimes within 30 s"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-}
-
-/// A Testcontainers client, with the driver that runs its recipe.
-#[derive(Clone, Copy, Debug)]
-enum Client {
-    Python,
-    Node,
-}
-
-impl Client {
-    fn command(self, private: &Private) -> Command {
-        let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/containers");
-        match self {
-            Client::Python => {
-                let mut command = private.client(Path::new(VENV).join("bin/python"));
-                command.arg(here.join("testcontainers_db.py"));
-                command
-            }
-            Client::Node => {
-                let mut command = private.client("node");
-                command
-                    .arg(here.join("testcontainers_db.js"))
-                    .env("NODE_PATH", NODE_MODULES);
-                command
-            }
-        }
-    }
-}
 
 /// One case: a run without eatmydata and one with it, and the way the
 /// daemon was asked to take.
@@ -209,31 +102,6 @@ fn measure(disk: &LoopFs, folder: &str, run: impl FnOnce(&Path) -> Ran) -> Measu
     let measured = measure_with(disk, || run(&data));
     let _ = fs::remove_dir_all(&data);
     measured
-}
-
-/// A Testcontainers run: `client`'s driver with `kind`'s module, `how`
-/// being "recipe" or "plain".
-fn testcontainers(
-    private: &Private,
-    disk: &LoopFs,
-    client: Client,
-    kind: &str,
-    how: &str,
-) -> Measured {
-    let image = match kind {
-        "postgres" => POSTGRES,
-        _ => MARIADB,
-    };
-    measure(disk, &format!("{client:?}-{kind}-{how}"), |data| {
-        client
-            .command(private)
-            .args([kind, image])
-            .arg(data)
-            .args([&ROWS.to_string(), how])
-            .output()
-            .expect("run the Testcontainers driver")
-            .into()
-    })
 }
 
 /// Writes the profile `eatmydata profile docker` prints for the daemon
@@ -322,48 +190,4 @@ fn testcontainers_and_compose_eat_the_syncs_of_a_daemon_without_the_runtime() {
     }
     let faults: Vec<String> = cases.iter().flat_map(Case::faults).collect();
     assert!(faults.is_empty(), "{}", faults.join("\n"));
-}
-
-/// The lines of `file` between the line `start` and the line `end`.
-fn between(file: &Path, start: &str, end: &str) -> String {
-    let text = fs::read_to_string(file).expect("read a driver");
-    let lines: Vec<&str> = text.lines().collect();
-    let from = lines
-        .iter()
-        .position(|line| *line == start)
-        .expect("the recipe's start");
-    let to = lines
-        .iter()
-        .position(|line| *line == end)
-        .expect("the recipe's end");
-    lines[from + 1..to].join("\n").trim().to_owned()
-}
-
-#[test]
-fn the_docs_show_the_testcontainers_recipes_the_tests_run() {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/containers");
-    let docs = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/containers.md"))
-        .expect("read docs/containers.md");
-    for (driver, start, end) in [
-        (
-            "testcontainers_db.py",
-            "# The recipe, as docs/containers.md shows it.",
-            "# The end of the recipe.",
-        ),
-        (
-            "testcontainers_db.js",
-            "// The recipe, as docs/containers.md shows it.",
-            "// The end of the recipe.",
-        ),
-    ] {
-        let recipe = between(&here.join(driver), start, end);
-        assert!(
-            recipe.len() > 200,
-            "{driver}: no recipe between its markers"
-        );
-        assert!(
-            docs.contains(&recipe),
-            "docs/containers.md does not show {driver}'s recipe:\n{recipe}"
-        );
-    }
 }

@@ -26,6 +26,7 @@ fn shim() {
         "src/preload/c/aio.c",
         "src/preload/c/uring.c",
         "src/preload/c/exec.c",
+        "src/preload/c/spawn.c",
     ];
     println!("cargo:rerun-if-changed=src/preload/c");
     println!("cargo:rerun-if-changed=build");
@@ -78,10 +79,9 @@ fn shim() {
     // The shim's calls to the Rust side go straight there, not through the
     // PLT: nothing in the library calls a name it exports for others.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-Bsymbolic-functions");
-    // The library run as a program (`ld.so libeatmydata.so ...`) starts
-    // at the trampoline that gives a posix_spawn child the seccomp filter
-    // (src/preload/spawn.rs).
-    println!("cargo:rustc-cdylib-link-arg=-Wl,-e,eatmydata_spawned");
+    // The library run as a program (`ld.so libeatmydata.so`) starts at
+    // an entry point that says it is not one (src/preload/entry.rs).
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-e,eatmydata_entry");
 }
 
 /// Whether rustc links with its own rust-lld: its default for

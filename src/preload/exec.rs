@@ -69,13 +69,13 @@ fn own_name() -> Option<&'static CStr> {
 /// slash) started with `envp`: `envp` itself, or the room's slots.
 /// `route`, null for an exec of this process, is given by `posix_spawn`,
 /// whose child libc makes and runs without us: filled when the child must
-/// be started through the trampoline (`spawn.rs`). `argv`, the
+/// have the filter from a thread made for the call (`spawn.rs`). `argv`, the
 /// program's arguments, tell what a static init runs (`durability/init.rs`).
 ///
 /// # Safety
 /// `path` is a C string or null, `argv` and `envp` NULL-terminated arrays
 /// of C strings or null, `room` writable for `room_size` bytes, `route`
-/// null or writable, its `loader` null.
+/// null or writable, its `program` null.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn eatmydata_exec_env(
     dirfd: c_int,
@@ -185,8 +185,7 @@ fn decide(
     }
     let place = exec::place(image, context);
     if let Place::Out(why) = place {
-        let route = route.map(|route| (route, args.0.len()));
-        filter_for(&entries, ours, program, (search, route), why);
+        filter_for(&entries, program, (search, route), why);
     }
     let (head, rest) = room.preload.split_at_mut(PRELOAD.len());
     head.copy_from_slice(PRELOAD);
@@ -383,14 +382,12 @@ fn searched(name: &CStr) -> bool {
 /// program's environment (`protocol::CHILD_FILTER`), unless that also
 /// turns the library off there (`EATMYDATA_DISABLE`, durability asked
 /// back); said on stderr when asked so. `ldd` runs nothing: none. A
-/// `posix_spawn` child (`route` given) gets it through the trampoline
-/// (`spawn.rs`), which says so itself, given with the count of its
-/// arguments; `ours` is the library's name.
+/// `posix_spawn` child (`route` given) gets it from the thread made for
+/// the call (`spawn.rs`), which says so itself.
 fn filter_for(
     entries: &Entries,
-    ours: &CStr,
     program: (c_int, &CStr, c_int),
-    (search, route): (bool, Option<(&mut Route, usize)>),
+    (search, route): (bool, Option<&mut Route>),
     why: Why,
 ) {
     let value = |name: &str| {
@@ -407,18 +404,16 @@ fn filter_for(
     let tell = asked == ChildFilter::Tell;
     let outcome = match route {
         None => seccomp::plain(|| found(program, search, image::raises)).words(),
-        Some((route, entries)) => {
+        Some(route) => {
             let searches = search && searched(program.1);
             let found =
                 searches && in_path(program.1.to_bytes(), path(), &mut route.path).is_some();
             match searches && !found {
                 true => NOT_FOUND,
-                false => {
-                    match spawn::route(route, (ours, entries), program.1, found, (why, tell)) {
-                        Ok(()) => return,
-                        Err(outcome) => outcome,
-                    }
-                }
+                false => match spawn::route(route, program.1, found, (why, tell)) {
+                    Ok(()) => return,
+                    Err(outcome) => outcome,
+                },
             }
         }
     };

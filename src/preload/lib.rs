@@ -36,7 +36,7 @@ mod maps;
 // 2e: what a program about to be executed is, read from its file, and
 // whether a file carries this library's build ID;
 // 2f: the command's plain seccomp filter, installed before such a program;
-// 2g: the trampoline that installs it in a child posix_spawn starts.
+// 2g: and on the thread made for a posix_spawn whose child must have it.
 mod build_id;
 mod image;
 mod seccomp;
@@ -70,6 +70,9 @@ mod exec;
 // would interpose its own libc calls.
 #[cfg(not(test))]
 mod hooks;
+// Beside: the library run as a program, which it is not.
+#[cfg(not(test))]
+mod entry;
 
 /// `eatmydata_warm_up`: called by the shim's constructor, so that the
 /// switches are read, and the kept mounts learned, as the process was

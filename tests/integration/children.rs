@@ -17,9 +17,9 @@ use crate::common::{Outcome, Run, TempDir, command, library, probe};
 mod filter;
 /// The PATH search that tells which program an execvp or posix_spawnp runs.
 mod path_search;
-/// posix_spawn's children too, through the library's trampoline.
+/// posix_spawn's children too, from a thread made for the call.
 mod spawn;
-/// What another user sees of such a child: its arguments, not its environment.
+/// What another user sees of such a child: its own arguments, not its environment.
 mod unseen;
 
 /// The probe's fsync loop on `file`, ten times.

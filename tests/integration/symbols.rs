@@ -25,6 +25,7 @@ fn shim_hooks() -> BTreeSet<String> {
         include_str!("../../src/preload/c/aio.c"),
         include_str!("../../src/preload/c/uring.c"),
         include_str!("../../src/preload/c/exec.c"),
+        include_str!("../../src/preload/c/spawn.c"),
     ];
     sources
         .concat()

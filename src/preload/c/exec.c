@@ -20,39 +20,29 @@
  * A program that goes without the library gets the command's plain
  * seccomp filter first (src/preload/seccomp.rs), where the command asked:
  * installed on this thread just before the exec, and kept if the exec
- * fails. posix_spawn's child is made and executed inside libc, where no
- * hook runs, so the filter cannot go on this thread: such a spawn is
- * routed instead (src/preload/spawn.rs), the real posix_spawn, with the
- * caller's file actions and attributes, executing the library itself
- * through the loader, which installs the filter in the child and then
- * executes the program with the arguments and environment it was given
- * (the environment in the trampoline's own, never in its arguments, which
- * every local user may read in /proc/PID/cmdline).
+ * fails. posix_spawn and posix_spawnp, whose child libc makes and
+ * executes without a hook, are in spawn.c.
  */
 #include "shim.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdarg.h>
 
-#define EMD_NEXT_EXEC(X)                                                      \
-	X(execve) X(execvpe) X(fexecve) X(execveat) X(posix_spawn)            \
-	X(posix_spawnp)
+#define EMD_NEXT_EXEC(X) X(execve) X(execvpe) X(fexecve) X(execveat)
 
 #define EMD_CACHE(name) static void *next_##name;
 EMD_NEXT_EXEC(EMD_CACHE)
 
 /* The environment `envp` becomes for the program at `path` started with
- * `argv`, executed by this process or (`route` given) by a child
- * posix_spawn makes. */
-#define DECIDED(dirfd, path, flags, search, route, argv, envp)                \
-	eatmydata_exec_env(dirfd, path, flags, search, route, argv, envp,     \
+ * `argv`, executed by this process. */
+#define DECIDED(dirfd, path, flags, search, argv, envp)                       \
+	eatmydata_exec_env(dirfd, path, flags, search, NULL, argv, envp,      \
 			   &room, sizeof room)
 
 int HOOK(execve)(const char *path, char *const argv[], char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(AT_FDCWD, path, 0, 0, NULL, argv, envp);
+	char *const *env = DECIDED(AT_FDCWD, path, 0, 0, argv, envp);
 	PASS(execve, path, argv, env);
 }
 MATCHES(execve);
@@ -66,7 +56,7 @@ MATCHES(execv);
 int HOOK(execvpe)(const char *file, char *const argv[], char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(AT_FDCWD, file, 0, 1, NULL, argv, envp);
+	char *const *env = DECIDED(AT_FDCWD, file, 0, 1, argv, envp);
 	PASS(execvpe, file, argv, env);
 }
 MATCHES(execvpe);
@@ -80,7 +70,7 @@ MATCHES(execvp);
 int HOOK(fexecve)(int fd, char *const argv[], char *const envp[])
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(fd, "", AT_EMPTY_PATH, 0, NULL, argv, envp);
+	char *const *env = DECIDED(fd, "", AT_EMPTY_PATH, 0, argv, envp);
 	PASS(fexecve, fd, argv, env);
 }
 MATCHES(fexecve);
@@ -89,63 +79,10 @@ int HOOK(execveat)(int dirfd, const char *path, char *const argv[],
 		   char *const envp[], int flags)
 {
 	struct emd_exec_room room;
-	char *const *env = DECIDED(dirfd, path, flags, 0, NULL, argv, envp);
+	char *const *env = DECIDED(dirfd, path, flags, 0, argv, envp);
 	PASS(execveat, dirfd, path, argv, env, flags);
 }
 MATCHES(execveat);
-
-/* The real posix_spawn executing the trampoline `route` names, with the
- * program and `argv` as its arguments (the pointers on this frame, as
- * execl's are) and `envp` hidden from the loader as its environment, in
- * a mapping taken away once the child has executed (or failed). */
-static int routed(pid_t *pid, const posix_spawn_file_actions_t *actions,
-		  const posix_spawnattr_t *attr, char *const argv[],
-		  char *const envp[], struct emd_spawn_route *route)
-{
-	size_t size = eatmydata_spawn_slots(argv);
-	char *slots[size];
-	eatmydata_spawn_args(route, argv, slots, size);
-	struct emd_spawn_env env;
-	int error = eatmydata_spawn_env(envp, &env);
-	if (error)
-		return error;
-	__typeof__(&posix_spawn) next_fn = NEXT(posix_spawn);
-	error = next_fn ? next_fn(pid, route->loader, actions, attr, slots,
-				  env.entries)
-			: eatmydata_missing();
-	eatmydata_spawn_unmap(&env);
-	return error;
-}
-
-int HOOK(posix_spawn)(pid_t *pid, const char *path,
-		      const posix_spawn_file_actions_t *actions,
-		      const posix_spawnattr_t *attr, char *const argv[],
-		      char *const envp[])
-{
-	struct emd_exec_room room;
-	struct emd_spawn_route route;
-	route.loader = NULL;
-	char *const *env = DECIDED(AT_FDCWD, path, 0, 0, &route, argv, envp);
-	if (route.loader)
-		return routed(pid, actions, attr, argv, env, &route);
-	PASS(posix_spawn, pid, path, actions, attr, argv, env);
-}
-MATCHES(posix_spawn);
-
-int HOOK(posix_spawnp)(pid_t *pid, const char *file,
-		       const posix_spawn_file_actions_t *actions,
-		       const posix_spawnattr_t *attr, char *const argv[],
-		       char *const envp[])
-{
-	struct emd_exec_room room;
-	struct emd_spawn_route route;
-	route.loader = NULL;
-	char *const *env = DECIDED(AT_FDCWD, file, 0, 1, &route, argv, envp);
-	if (route.loader)
-		return routed(pid, actions, attr, argv, env, &route);
-	PASS(posix_spawnp, pid, file, actions, attr, argv, env);
-}
-MATCHES(posix_spawnp);
 
 /* How many arguments an execl* call has from `first` up to its NULL
  * (without it); `ap` is the list after `first`, read to its end. */

@@ -54,33 +54,24 @@ struct emd_exec_room {
 	char *slots[EMD_EXEC_SLOTS];
 	char preload[EMD_EXEC_BYTES];
 };
-/* What a posix_spawn hook is told when the child must be started through
- * the library's trampoline (spawn.rs's Route): `loader` is null when not. */
+/* What a posix_spawn hook is told when the child must have the plain
+ * filter from a thread made for the call (spawn.rs's Route): `program`
+ * is null when not. */
 #define EMD_SPAWN_PATH 4096
 struct emd_spawn_route {
-	const char *loader;
-	const char *library;
 	const char *program;
 	char code[4];
 	char path[EMD_SPAWN_PATH];
 };
-_Static_assert(__builtin_offsetof(struct emd_spawn_route, path) == 28 &&
-		       sizeof(struct emd_spawn_route) == 4128,
+_Static_assert(__builtin_offsetof(struct emd_spawn_route, path) == 12 &&
+		       sizeof(struct emd_spawn_route) == 4112,
 	       "spawn.rs's Route has this layout");
-/* The trampoline's environment, in a mapping of its own (spawn.rs's Env). */
-struct emd_spawn_env {
-	char **entries;
-	size_t size;
-};
 char *const *eatmydata_exec_env(int dirfd, const char *path, int flags,
 				int search, struct emd_spawn_route *route,
 				char *const argv[], char *const envp[],
 				struct emd_exec_room *room, size_t room_size);
-size_t eatmydata_spawn_slots(char *const argv[]);
-void eatmydata_spawn_args(const struct emd_spawn_route *route,
-			  char *const argv[], char **slots, size_t size);
-int eatmydata_spawn_env(char *const envp[], struct emd_spawn_env *env);
-void eatmydata_spawn_unmap(const struct emd_spawn_env *env);
+void eatmydata_spawn_filter(const struct emd_spawn_route *route);
+void eatmydata_spawn_unfiltered(const struct emd_spawn_route *route);
 
 /* A hook's name, and the check that it has libc's prototype. */
 #define HOOK(name) eatmydata_hook_##name

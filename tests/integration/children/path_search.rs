@@ -1,6 +1,6 @@
 //! The library's `PATH` search, which tells for `execvp` and
 //! `posix_spawnp` which program is about to run (to judge it, and to
-//! hand `posix_spawnp`'s to the trampoline), stops where libc's stops:
+//! check the set-id bits of `posix_spawnp`'s), stops where libc's stops:
 //! at the first file of the name this process may execute, whether it
 //! may read it or not. Security review 3 (issue 45) found it passing
 //! over a file it could not read: `posix_spawnp` then ran a later file

@@ -1,0 +1,179 @@
+/*
+ * What a posix_spawn(3) child starts with, by its attributes and file
+ * actions, and what the caller is left with after the call.
+ * Usage: spawn_attrs CASE PROGRAM DIR
+ *          the caller blocks SIGUSR1, ignores SIGUSR2, catches SIGTERM,
+ *          keeps descriptor 12 open (not close-on-exec) and sets errno
+ *          to EDOM, then starts `PROGRAM --state` (this program, built
+ *          static) by CASE:
+ *            plain    no attributes, no file actions
+ *            attrs    SETSIGDEF SIGUSR2, SETPGROUP 0, SETSCHEDULER
+ *                     SCHED_BATCH, RESETIDS (no signal mask of its own)
+ *            mask     SETSIGMASK SIGHUP and SIGUSR2
+ *            setsid   SETSID
+ *            actions  open DIR/out as 5, dup2 5 to 1, close 5, close 0,
+ *                     chdir DIR, fchdir to DIR's descriptor, closefrom 10
+ *            ENOENT-chdir, ENOENT-open
+ *                     a chdir to, an open of, a path that is not there
+ *          Prints the child's state (for `actions`, what it wrote to
+ *          DIR/out), then the caller's: its blocked signals, its threads,
+ *          its seccomp mode and no_new_privs, errno's name, the child's
+ *          status; or "posix_spawn: NAME".
+ *        spawn_attrs --state PARENT [ANY...]
+ *          prints its blocked, ignored and caught signals, whether its
+ *          parent is PARENT, its process group and session are its own,
+ *          its scheduling policy, its folder, its open descriptors below
+ *          16, then its no_new_privs and seccomp mode.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Prints the lines of /proc/self/status that start with each of `names`. */
+static void status_lines(const char *const *names)
+{
+	FILE *status = fopen("/proc/self/status", "r");
+	char line[256];
+	while (status && fgets(line, sizeof line, status))
+		for (const char *const *name = names; *name; name++)
+			if (strncmp(line, *name, strlen(*name)) == 0)
+				fputs(line, stdout);
+	if (status)
+		fclose(status);
+}
+
+static int state(const char *parent)
+{
+	static const char *const signals[] = { "SigBlk:", "SigIgn:", "SigCgt:", NULL };
+	status_lines(signals);
+	printf("parent_is_caller=%d\n", getppid() == atoi(parent));
+	printf("own_group=%d own_session=%d\n", getpgrp() == getpid(),
+	       getsid(0) == getpid());
+	printf("policy=%d\n", sched_getscheduler(0));
+	char cwd[4096] = "";
+	printf("cwd=%s\n", getcwd(cwd, sizeof cwd) ? cwd : "?");
+	printf("fds=");
+	for (int fd = 0; fd < 16; fd++)
+		if (fcntl(fd, F_GETFD) != -1)
+			printf("%d,", fd);
+	printf("\n");
+	static const char *const filter[] = { "NoNewPrivs:", "Seccomp:", NULL };
+	status_lines(filter);
+	return 0;
+}
+
+static void on_term(int sig)
+{
+	(void)sig;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && strcmp(argv[1], "--state") == 0)
+		return state(argv[2]);
+	if (argc != 4)
+		return 2;
+	const char *how = argv[1], *program = argv[2], *dir = argv[3];
+	sigset_t blocked;
+	sigemptyset(&blocked);
+	sigaddset(&blocked, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &blocked, NULL);
+	signal(SIGUSR2, SIG_IGN);
+	signal(SIGTERM, on_term);
+	dup2(2, 12);
+
+	posix_spawnattr_t attr;
+	posix_spawnattr_init(&attr);
+	posix_spawn_file_actions_t actions;
+	posix_spawn_file_actions_init(&actions);
+	const posix_spawnattr_t *given = &attr;
+	const posix_spawn_file_actions_t *acts = &actions;
+	sigset_t set;
+	sigemptyset(&set);
+	char out[4096];
+	snprintf(out, sizeof out, "%s/out", dir);
+	if (strcmp(how, "plain") == 0) {
+		given = NULL;
+		acts = NULL;
+	} else if (strcmp(how, "attrs") == 0) {
+		sigaddset(&set, SIGUSR2);
+		posix_spawnattr_setsigdefault(&attr, &set);
+		posix_spawnattr_setpgroup(&attr, 0);
+		posix_spawnattr_setschedpolicy(&attr, SCHED_BATCH);
+		struct sched_param param = { 0 };
+		posix_spawnattr_setschedparam(&attr, &param);
+		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP |
+							POSIX_SPAWN_SETSCHEDULER | POSIX_SPAWN_RESETIDS);
+	} else if (strcmp(how, "mask") == 0) {
+		sigaddset(&set, SIGHUP);
+		sigaddset(&set, SIGUSR2);
+		posix_spawnattr_setsigmask(&attr, &set);
+		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	} else if (strcmp(how, "setsid") == 0) {
+		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+	} else if (strcmp(how, "actions") == 0) {
+		int folder = open(dir, O_RDONLY | O_DIRECTORY);
+		posix_spawn_file_actions_addopen(&actions, 5, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		posix_spawn_file_actions_adddup2(&actions, 5, 1);
+		posix_spawn_file_actions_addclose(&actions, 5);
+		posix_spawn_file_actions_addclose(&actions, 0);
+		posix_spawn_file_actions_addchdir_np(&actions, "/");
+		posix_spawn_file_actions_addfchdir_np(&actions, folder);
+		posix_spawn_file_actions_addclosefrom_np(&actions, 10);
+	} else if (strcmp(how, "ENOENT-chdir") == 0) {
+		posix_spawn_file_actions_addchdir_np(&actions, "/nonexistent/eatmydata");
+	} else if (strcmp(how, "ENOENT-open") == 0) {
+		posix_spawn_file_actions_addopen(&actions, 5, "/nonexistent/eatmydata", O_RDONLY, 0);
+	} else {
+		return 2;
+	}
+	char parent[32];
+	snprintf(parent, sizeof parent, "%d", (int)getpid());
+	char *child[] = { (char *)program, "--state", parent, NULL };
+	pid_t pid;
+	fflush(stdout);
+	errno = EDOM;
+	int error = posix_spawn(&pid, program, acts, given, child, environ);
+	int after = errno;
+	/* The threads at once, before anything else can let one go. */
+	char threads[256] = "";
+	FILE *status_file = fopen("/proc/self/status", "r");
+	while (status_file && fgets(threads, sizeof threads, status_file))
+		if (strncmp(threads, "Threads:", 8) == 0)
+			break;
+	if (status_file)
+		fclose(status_file);
+	if (error) {
+		printf("posix_spawn: %s\n", strerrorname_np(error));
+		return 1;
+	}
+	int status;
+	if (waitpid(pid, &status, 0) != pid)
+		return 1;
+	if (strcmp(how, "actions") == 0) {
+		FILE *file = fopen(out, "r");
+		char line[4096];
+		while (file && fgets(line, sizeof line, file))
+			fputs(line, stdout);
+		if (file)
+			fclose(file);
+	}
+	printf("caller:\n");
+	fputs(threads, stdout);
+	static const char *const mine[] = { "SigBlk:", NULL };
+	status_lines(mine);
+	printf("caller_seccomp=%d caller_nnp=%d\n", prctl(PR_GET_SECCOMP),
+	       prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+	printf("errno=%s\nstatus=%d\n", strerrorname_np(after), status);
+	return 0;
+}

@@ -372,3 +372,22 @@ pub fn fio_flushes(job: &[&str], prefix: &[&str]) -> FioRun {
         line,
     }
 }
+
+/// Makes the folder `path` (in a folder every user may write, such as
+/// /var/tmp) this process's, or fails the test: taken only when it is
+/// ours alone, by `scripts/own-path`, the rule the scripts apply to their
+/// own folders there. Another user who made it first would otherwise have
+/// root run what they put in it.
+pub fn own_folder(path: &Path) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/own-path");
+    let output = Command::new(&script)
+        .arg("dir")
+        .arg(path)
+        .output()
+        .unwrap_or_else(|e| panic!("run {}: {e}", script.display()));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -35,5 +35,6 @@ mod stress; // many threads and processes at once
 mod symbols; // what the library exports and which glibc versions it needs
 mod sync; // fsync and friends eaten, their error answers kept
 mod sync_at_exit; // eatmydata --sync-at-exit: the data on the device when it returns
+mod tooling; // the tests' own scripts take no folder or lock another user made in /var/tmp
 mod uring; // io_uring flushes eaten in the process: liburing's submits and syscall() rings
 mod wrapper; // the eatmydata command: finding, exec, exit codes, symlink mode

@@ -19,7 +19,7 @@ pub struct StoreLock(#[allow(dead_code)] File);
 
 impl StoreLock {
     pub fn take(engine: &str) -> StoreLock {
-        fs::create_dir_all(CACHE).expect("make the engines' cache");
+        super::engine::own_cache();
         let path = Path::new(CACHE).join(format!("{engine}.lock"));
         StoreLock(locked(&path, libc::LOCK_EX))
     }

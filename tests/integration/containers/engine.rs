@@ -17,6 +17,14 @@ use crate::loopfs::LoopFs;
 /// time each store.
 pub const CACHE: &str = "/var/tmp/eatmydata-engines";
 
+/// [`CACHE`], made root's, or the test fails where another user made it
+/// (`common::own_folder`): once per test process, before anything is
+/// made or read in it.
+pub fn own_cache() {
+    static CHECKED: std::sync::Once = std::sync::Once::new();
+    CHECKED.call_once(|| crate::common::own_folder(std::path::Path::new(CACHE)));
+}
+
 /// The runtime under test: `eatmydata-runtime`, a link to the command
 /// beside it (so that it finds the library it was built with).
 pub fn runtime() -> PathBuf {

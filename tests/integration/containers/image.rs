@@ -163,7 +163,7 @@ fn make() -> TestImage {
         pause: format!("eatmydata-test/engines-pause:{key}"),
         dir: dir.clone(),
     };
-    fs::create_dir_all(CACHE).unwrap();
+    super::engine::own_cache();
     let lock = Path::new(CACHE).join("image.lock");
     let done = dir.join("manifest.json");
     // One maker at a time, across test processes; later ones find it made.

@@ -128,9 +128,33 @@ function succeeds(program, args, env) {
   return !result.error && result.status === 0;
 }
 
+// Characters that make a line read otherwise than it is, or split it:
+// C0 and C1 controls, bidirectional controls, zero-width and invisible
+// ones (as the runtime's report keeps out of its own: account/shown.rs).
+const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+
+// Text from elsewhere (a service's log, docker's stderr) inside a line
+// this step writes. The runner reads a step's output a line at a time,
+// and a line ends at a CR as well as at an LF (.NET's ReadLine): a bare CR
+// in a container's log would start a line of its own, which the runner
+// takes for a workflow command when it begins with `::`. So each CR and
+// LF, and the % that escapes them, are written as the runner unescapes
+// them in a command's message (%0D, %0A, %25), and every other character
+// of UNSHOWN is a '?': one line, reading as it is, whatever it holds.
+function oneLine(text) {
+  const escaped = String(text).replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+  return escaped.replace(UNSHOWN, '?');
+}
+
+// `text` for one cell of the summary's Markdown table: each such
+// character a '?', and '|' escaped so that it cannot end the cell.
+function cell(text) {
+  return String(text).replace(UNSHOWN, '?').replace(/\|/g, '\\|');
+}
+
 // The one line the runner shows as the step's error.
 function fail(error) {
-  const message = String(error && error.message ? error.message : error).replace(/[\r\n]+/g, ' ');
+  const message = oneLine(String(error && error.message ? error.message : error).replace(/\s*[\r\n]+\s*/g, ' '));
   process.stdout.write(`::error::eatmydata: ${message}\n`);
   process.exitCode = 1;
 }
@@ -169,12 +193,14 @@ function dropWorkDir() {
 module.exports = {
   Refused,
   asRoot,
+  cell,
   enabled,
   fail,
   fingerprint,
   here,
   input,
   isRoot,
+  oneLine,
   workDir,
   dropWorkDir,
   reason,

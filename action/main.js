@@ -13,7 +13,7 @@ const path = require('path');
 const checks = require('./checks.js');
 const release = require('./release.js');
 const services = require('./services.js');
-const { Refused, dropWorkDir, fail, fingerprint, here, saveState, step, succeeds, workDir } = require('./common.js');
+const { Refused, dropWorkDir, fail, fingerprint, here, oneLine, saveState, step, succeeds, workDir } = require('./common.js');
 
 
 // The command to install: `path`, this ref's release, or cargo's build.
@@ -40,7 +40,7 @@ function recreateServices() {
   try {
     done = services.recreate('eatmydata');
   } catch (error) {
-    process.stdout.write(`::warning::eatmydata: the job's services were left as they were: ${error.message}\n`);
+    process.stdout.write(`::warning::eatmydata: the job's services were left as they were: ${oneLine(error.message)}\n`);
     return;
   }
   saveState('services', JSON.stringify(done));

@@ -20,7 +20,7 @@
 const { spawnSync } = require('child_process');
 const crypto = require('crypto');
 const container = require('./container.js');
-const { asRoot } = require('./common.js');
+const { asRoot, cell, oneLine } = require('./common.js');
 
 const { Unreadable } = container;
 
@@ -147,7 +147,7 @@ function healthy(id, within, ports = []) {
 // The end of a container's log, for a warning.
 function logTail(id) {
   const result = docker(['logs', '--tail', '5', id]);
-  return `${result.stdout || ''}${result.stderr || ''}`.trim().replace(/\s*\n\s*/g, ' | ');
+  return `${result.stdout || ''}${result.stderr || ''}`.trim().replace(/\s*(\r\n|\r|\n)\s*/g, ' | ');
 }
 
 // The last line a failed docker command said.
@@ -273,7 +273,7 @@ function remove(done) {
     // A service's log is its own text: no line of it is taken for a
     // workflow command (::stop-commands:: until the token comes back).
     const token = crypto.randomBytes(16).toString('hex');
-    said.push(`::group::eatmydata: the logs of service ${service.alias} (${service.name}), recreated`);
+    said.push(oneLine(`::group::eatmydata: the logs of service ${service.alias} (${service.name}), recreated`));
     said.push(`::stop-commands::${token}`);
     said.push(`${logs.stdout || ''}${logs.stderr || ''}`.trimEnd());
     said.push(`::${token}::`);
@@ -283,17 +283,18 @@ function remove(done) {
   docker(['stop', '--time', STOP_SECONDS, ...ids]);
   const removed = docker(['rm', '--force', ...ids]);
   if (removed.status !== 0) {
-    said.push(`::warning::eatmydata: could not remove the recreated services: ${(removed.stderr || '').trim()}`);
+    said.push(`::warning::eatmydata: could not remove the recreated services: ${oneLine((removed.stderr || '').trim())}`);
   }
   return said;
 }
 
-// What the job's log says of each: one line.
+// What the job's log says of each: one line, whatever a service's log
+// or docker said in why it was left (common.js oneLine).
 function lines(done, runtime) {
   return done.map((service) => {
     if (service.already) return `eatmydata: service ${service.alias} (${service.name}) already runs under ${runtime}`;
     if (service.left) {
-      return `::warning::eatmydata: service ${service.alias} (${service.name}) not under ${runtime}: ${service.left}`;
+      return `::warning::eatmydata: service ${service.alias} (${service.name}) not under ${runtime}: ${oneLine(service.left)}`;
     }
     const ports = Object.entries(service.ports)
       .map(([port, host]) => `${port} on ${host}`)
@@ -313,7 +314,7 @@ function markdown(done) {
     let how = 'recreated under eatmydata';
     if (service.already) how = 'already under eatmydata';
     if (service.left) how = `not under eatmydata: ${service.left}`;
-    return `| ${service.alias} | \`${service.image}\` | ${ports.join(', ')} | ${how.replace(/\|/g, '\\|')} |`;
+    return `| ${cell(service.alias)} | \`${cell(service.image)}\` | ${cell(ports.join(', '))} | ${cell(how)} |`;
   });
   return [
     '',

@@ -40,6 +40,10 @@ const LABEL: &str = "5e1f0a";
 /// The job's network, as the runner names it.
 const NETWORK: &str = "github_network_6f1c0e4b9a2d4c7e8b3a5d0f1e2c3b4a";
 const PASSWORD: &str = "test-secret";
+/// What the canary service prints (printf's escapes): a name with a
+/// right-to-left override, then a lone carriage return and a workflow
+/// command, as a service whose log an attacker fills could.
+const HOSTILE_LOG: &str = "ready \\342\\200\\256txt.exe\\r::notice::eatmydata-injected";
 /// Transactions per workload, each its own commit (its own flush).
 const ROWS: u64 = 200;
 
@@ -338,7 +342,10 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
         ],
     );
     // One whose copy under the runtime fails its health check (it looks
-    // for the runtime's folder): a copy under runc takes its place.
+    // for the runtime's folder): a copy under runc takes its place. Its
+    // log, which the warning quotes, is a hostile service's: a lone
+    // carriage return (where the runner's line reader ends a line) before
+    // a workflow command, and a right-to-left override.
     let canary = "canary_eatmydatatestpostgres_0d8e6b";
     create_service(
         &docker,
@@ -358,9 +365,10 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
             "-e",
             "CI=true",
             "--entrypoint",
-            "sleep",
+            "sh",
             &images.postgres,
-            "infinity",
+            "-c",
+            &format!("printf '{HOSTILE_LOG}\\n'; exec sleep infinity"),
         ],
     );
     // The job's own container, as the runner makes it: its label and
@@ -474,6 +482,18 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
     assert!(warned("cache", &["IPAMConfig"]), "{log}");
     let fell_back = ["did not come up", "a copy under runc took its place"];
     assert!(warned("canary", &fell_back), "{log}");
+    // The canary's log is in its warning (the control), and no line of
+    // main's output, read as the runner reads lines (to a CR or an LF),
+    // is a command the service wrote.
+    assert!(warned("canary", &["eatmydata-injected"]), "{log}");
+    let injected: Vec<&str> = log
+        .split(['\r', '\n'])
+        .filter(|line| line.starts_with("::notice::"))
+        .collect();
+    assert!(
+        injected.is_empty(),
+        "a service's log starts a workflow command: {injected:?}"
+    );
     assert_eq!(inspect(&docker, "{{.HostConfig.Runtime}}", canary), "runc");
     assert_eq!(
         inspect(&docker, "{{.State.Health.Status}}", canary),
@@ -558,6 +578,14 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
             && summary.contains("not under eatmydata: its copy would differ"),
         "{summary}"
     );
+    // The canary's row quotes its log with no character that changes how
+    // the row reads (the override) or splits it (the carriage return).
+    let row = summary
+        .lines()
+        .find(|line| line.starts_with("| canary |"))
+        .unwrap_or_else(|| panic!("no row for canary: {summary}"));
+    assert!(row.contains("eatmydata-injected"), "{row}");
+    assert!(!row.contains(['\r', '\u{202e}']), "{row:?}");
     // The account counted the copies' runs (post stopped them first).
     for db in [&postgres, &mariadb] {
         let row = summary

@@ -9,7 +9,7 @@
 
 use core::ffi::{CStr, c_long};
 
-use crate::kernel::{close_own, open_own, raw};
+use crate::kernel::{close_own, open_own, raw, status};
 use crate::objects::Own;
 
 /// `NT_GNU_BUILD_ID`, under the owner name `GNU`.
@@ -69,10 +69,20 @@ impl File {
 
 /// Whether the file at `path` (links followed) carries the build ID `id`,
 /// and then the file's `(st_dev, st_ino)`, read from the descriptor read,
-/// so that both tell of one file.
+/// so that both tell of one file. Only a regular file is opened: in
+/// another root, whoever owns it may have put a device node at the
+/// library's name, whose open alone acts (a watchdog's starts it).
 pub fn carried(path: &CStr, id: &[u8]) -> Option<(u64, u64)> {
+    let (kind, named) = status(libc::AT_FDCWD.into(), path, 0)?;
+    if kind != libc::S_IFREG {
+        return None;
+    }
     let flags = libc::O_RDONLY | libc::O_NOCTTY | libc::O_NONBLOCK;
     let file = File(open_own(path, flags)?);
+    // The file opened is the one judged, not one put there since.
+    if status(file.0, c"", libc::AT_EMPTY_PATH) != Some((kind, named)) {
+        return None;
+    }
     let mut head = [0u8; 64];
     file.read_at(&mut head, 0)?;
     let header = crate::image::header(&head)?;
@@ -97,27 +107,13 @@ pub fn carried(path: &CStr, id: &[u8]) -> Option<(u64, u64)> {
             break;
         }
     }
-    found.then(|| identity(file.0, c"", libc::AT_EMPTY_PATH))?
+    found.then_some(named)
 }
 
 /// The device and inode of the file at `path` relative to `dirfd`, links
 /// followed (`AT_EMPTY_PATH` and an empty path: `dirfd` itself).
 pub fn identity(dirfd: c_long, path: &CStr, flags: libc::c_int) -> Option<(u64, u64)> {
-    // SAFETY: statx is plain data, all zeroes a valid value.
-    let mut stat: libc::statx = unsafe { core::mem::zeroed() };
-    let args = [
-        dirfd,
-        path.as_ptr() as c_long,
-        flags.into(),
-        libc::STATX_INO.into(),
-        (&raw mut stat) as c_long,
-        0,
-    ];
-    if raw(libc::SYS_statx, args) != 0 {
-        return None;
-    }
-    let dev = (u64::from(stat.stx_dev_major) << 32) | u64::from(stat.stx_dev_minor);
-    Some((dev, stat.stx_ino))
+    status(dirfd, path, flags).map(|(_, identity)| identity)
 }
 
 #[cfg(test)]

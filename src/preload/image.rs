@@ -18,7 +18,7 @@ use crate::durability::exec::{Image, Loader};
 use crate::durability::machine;
 use crate::durability::sanitizer::is_sanitizer;
 use crate::errno;
-use crate::kernel::{close_own, raw};
+use crate::kernel::{close_own, raw, status};
 
 /// `#!` lines followed, as the kernel's own limit.
 const MAX_SCRIPT_DEPTH: usize = 4;
@@ -167,19 +167,7 @@ fn access(path: &CStr, mode: c_int) -> c_long {
 
 /// The kind of file at `path` (`S_IFMT` of its mode), links followed.
 fn kind(path: &CStr) -> Option<u32> {
-    // SAFETY: statx is plain data, all zeroes a valid value.
-    let mut stat: libc::statx = unsafe { core::mem::zeroed() };
-    let at = libc::AT_FDCWD.into();
-    let mask = libc::STATX_TYPE.into();
-    let args = [
-        at,
-        path.as_ptr() as c_long,
-        0,
-        mask,
-        (&raw mut stat) as c_long,
-        0,
-    ];
-    (raw(libc::SYS_statx, args) == 0).then_some(u32::from(stat.stx_mode) & libc::S_IFMT)
+    status(libc::AT_FDCWD.into(), path, 0).map(|(kind, _)| kind)
 }
 
 /// What the program at `path` (relative to `dirfd`, looked up with

@@ -49,17 +49,44 @@ pub fn open_own(path: &CStr, flags: c_int) -> Option<c_long> {
     (fd >= 0).then_some(fd)
 }
 
-/// Appends `bytes` to the file at `path`, which must exist, with one
-/// `write(2)` on an `O_APPEND` descriptor: lines appended by processes at
-/// the same time do not interleave.
+/// Appends `bytes` to the file at `path`, which must exist and be a
+/// regular file, with one `write(2)` on an `O_APPEND` descriptor: lines
+/// appended by processes at the same time do not interleave. Another
+/// root's file at that name (a chroot's) is not written to unless it is a
+/// regular file, and a FIFO there never holds the program (`O_NONBLOCK`).
 pub fn append_own(path: &CStr, bytes: &[u8]) {
-    if let Some(fd) = open_own(path, libc::O_WRONLY | libc::O_APPEND) {
-        raw(
-            libc::SYS_write,
-            [fd, bytes.as_ptr() as c_long, bytes.len() as c_long, 0, 0, 0],
-        );
+    let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_NONBLOCK | libc::O_NOCTTY;
+    if let Some(fd) = open_own(path, flags) {
+        if status(fd, c"", libc::AT_EMPTY_PATH).is_some_and(|(kind, _)| kind == libc::S_IFREG) {
+            raw(
+                libc::SYS_write,
+                [fd, bytes.as_ptr() as c_long, bytes.len() as c_long, 0, 0, 0],
+            );
+        }
         close_own(fd);
     }
+}
+
+/// The kind of the file at `path` relative to `dirfd` (`S_IFMT` of its
+/// mode), and its `(st_dev, st_ino)`; links followed (`AT_EMPTY_PATH` and
+/// an empty path: `dirfd` itself).
+pub fn status(dirfd: c_long, path: &CStr, flags: c_int) -> Option<(u32, (u64, u64))> {
+    // SAFETY: statx is plain data, all zeroes a valid value.
+    let mut stat: libc::statx = unsafe { core::mem::zeroed() };
+    let args = [
+        dirfd,
+        path.as_ptr() as c_long,
+        flags.into(),
+        (libc::STATX_TYPE | libc::STATX_INO).into(),
+        (&raw mut stat) as c_long,
+        0,
+    ];
+    if raw(libc::SYS_statx, args) != 0 {
+        return None;
+    }
+    let dev = (u64::from(stat.stx_dev_major) << 32) | u64::from(stat.stx_dev_minor);
+    let kind = u32::from(stat.stx_mode) & libc::S_IFMT;
+    Some((kind, (dev, stat.stx_ino)))
 }
 
 /// Reads from one of the library's own descriptors into `buffer`.

@@ -65,6 +65,14 @@ fn a_process_that_never_execs_starts_as_cheaply_as_under_the_original() {
 /// stderr, under the library, where ROOT holds a dash, its libc, and at
 /// the library's path `planted`.
 fn in_root(planted: &[u8], dir: &TempDir) -> (String, String) {
+    in_root_with(dir, |at| {
+        std::fs::write(at, planted).unwrap();
+        std::fs::set_permissions(at, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    })
+}
+
+/// The same, with what is at the library's path in ROOT made by `plant`.
+fn in_root_with(dir: &TempDir, plant: impl FnOnce(&Path)) -> (String, String) {
     let root = dir.join("root");
     let _ = std::fs::remove_dir_all(&root);
     for file in [
@@ -79,8 +87,7 @@ fn in_root(planted: &[u8], dir: &TempDir) -> (String, String) {
     let ours = library();
     let at = root.join(ours.strip_prefix("/").unwrap());
     std::fs::create_dir_all(at.parent().unwrap()).unwrap();
-    std::fs::write(&at, planted).unwrap();
-    std::fs::set_permissions(&at, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    plant(&at);
     let output = Command::new("chroot")
         .arg(&root)
         .args(["/bin/dash", "-c", "echo \"[$LD_PRELOAD]\""])
@@ -106,4 +113,45 @@ fn learned_at_the_first_exec_a_roots_other_file_is_not_taken_for_the_library() {
     let (left, stderr) = in_root(b"not a library", &dir);
     assert_eq!(left, "[]\n", "{stderr}");
     assert_eq!(stderr, "");
+}
+
+/// Security review 4 (issue 45), info: in another root, whoever owns it
+/// may put anything at the library's name, and the exec check opened it
+/// to read its build ID before knowing what it was: a device node's open
+/// alone acts (a watchdog's starts it). A FIFO there shows an open: a
+/// writer blocked opening its other end goes on once anyone opens it for
+/// reading. Only a regular file is opened now; the FIFO's writer stays
+/// blocked until the test itself opens it, the control that the oracle
+/// sees an open.
+#[test]
+fn in_another_root_only_a_regular_file_at_the_library_s_name_is_opened() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = TempDir::new("startup-fifo");
+    let fifo = dir.join("root").join(library().strip_prefix("/").unwrap());
+    let (opened, released) = std::sync::mpsc::channel();
+    let (left, stderr) = in_root_with(&dir, |at| {
+        let name = std::ffi::CString::new(at.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
+        let at = at.to_owned();
+        std::thread::spawn(move || {
+            let writer = std::fs::OpenOptions::new().write(true).open(&at);
+            let _ = opened.send(writer.is_ok());
+        });
+    });
+    assert_eq!(left, "[]\n", "not the library: it leaves ({stderr})");
+    let early = released.recv_timeout(std::time::Duration::from_secs(2));
+    // The control: an open for reading releases the writer.
+    let reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .expect("open the FIFO for reading");
+    assert!(
+        early.is_err(),
+        "the exec check opened the FIFO at the library's name in the other root"
+    );
+    let late = released.recv_timeout(std::time::Duration::from_secs(30));
+    drop(reader);
+    assert_eq!(late, Ok(true), "the oracle: the writer goes on once read");
 }

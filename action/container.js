@@ -33,19 +33,20 @@ function givenAliases(info, endpoint) {
   return (endpoint.Aliases || []).filter((alias) => !own.includes(alias));
 }
 
-// {network, alias, aliases} of a job's service container, or null.
+// {label, network, alias, aliases} of a job's service container, or
+// null; label is the runner's (each runner on a host has its own).
 function serviceOf(info) {
   const config = info.Config || {};
   const labels = config.Labels || {};
-  const labelled = Object.keys(labels).some((key) => RUNNER_LABEL.test(key) && labels[key] === '');
-  if (!labelled || !info.State || !info.State.Running) return null;
+  const label = Object.keys(labels).find((key) => RUNNER_LABEL.test(key) && labels[key] === '');
+  if (label === undefined || !info.State || !info.State.Running) return null;
   const networks = Object.entries((info.NetworkSettings && info.NetworkSettings.Networks) || {});
   const job = networks.filter(([name]) => JOB_NETWORK.test(name));
   if (job.length !== 1) return null;
   const [network, endpoint] = job[0];
   const aliases = givenAliases(info, endpoint);
   if (aliases.length === 0) return null; // the job container: no alias
-  return { network, alias: aliases[0], aliases };
+  return { label, network, alias: aliases[0], aliases };
 }
 
 // The host ports each published port got: {"5432/tcp": "32768"}.

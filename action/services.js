@@ -66,7 +66,11 @@ function inspect(ids, kind = 'container') {
 // The job's service containers, as the runner made them: running, with a
 // label whose key is bare hexadecimal and whose value is empty, on one
 // github_network_<hex> network with an alias there. The job container
-// has the same label and network but no alias.
+// has the same label and network but no alias. Where services of more
+// than one job run on this Docker (a self-hosted host whose runners
+// share one daemon: each runner's label is its own, each job's network
+// too), this job's cannot be told from another's: none is touched, and
+// Unreadable says why, rather than stop and later remove another job's.
 function find() {
   const ids = ok(['ps', '--no-trunc', '--quiet', '--filter', 'status=running']).split('\n').filter(Boolean);
   const found = [];
@@ -79,6 +83,17 @@ function find() {
       continue;
     }
     if (container.serviceOf(info)) found.push(info);
+  }
+  const jobs = new Set(found.map((info) => {
+    const service = container.serviceOf(info);
+    return `${service.label} on ${service.network}`;
+  }));
+  if (jobs.size > 1) {
+    throw new Unreadable(
+      `services of ${jobs.size} jobs run on this Docker (runner label and network: ${[...jobs].sort().join(', ')}), ` +
+        "and this job's cannot be told from another's: none was recreated. On a host whose runners share " +
+        'one Docker, register the runtime before the jobs instead (docs/ci.md)',
+    );
   }
   return found;
 }

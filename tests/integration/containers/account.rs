@@ -52,9 +52,18 @@ impl Accounted {
     /// makes (a job's bridge, its published ports) are there, not on the
     /// machine's.
     pub fn start_isolated(label: &str) -> Accounted {
+        Accounted::start_with(label, false, Accounted::isolated())
+    }
+
+    /// The same, with the runtime registered as `eatmydata`.
+    pub fn start_isolated_registered(label: &str) -> Accounted {
+        Accounted::start_with(label, true, Accounted::isolated())
+    }
+
+    fn isolated() -> Command {
         let mut unshare = Command::new("unshare");
         unshare.args(["--net", "dockerd"]);
-        Accounted::start_with(label, false, unshare)
+        unshare
     }
 
     fn start_with(label: &str, registered: bool, mut command: Command) -> Accounted {

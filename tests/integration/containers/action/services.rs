@@ -625,3 +625,89 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
         "eatmydata"
     );
 }
+
+/// `node action/services.js recreate eatmydata`, run alone against the
+/// test's daemon, as main runs it: its status, stdout (what it did, as
+/// JSON) and stderr.
+fn recreate_alone(docker: &Accounted) -> Output {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("action/services.js");
+    std::process::Command::new("node")
+        .arg(script)
+        .args(["recreate", "eatmydata"])
+        .env(
+            "DOCKER_HOST",
+            format!("unix://{}", docker.socket().display()),
+        )
+        .output()
+        .expect("run node")
+}
+
+/// Security review 4 (issue 45), low: two runners on one self-hosted host
+/// share its dockerd, and each runner labels its jobs' containers with a
+/// label of its own (the hash of its `.runner` file). main recreated every
+/// runner-labelled service on the daemon, another job's too: it stopped
+/// that job's database mid-job, and post then removed the copy. Where
+/// services of more than one job run, none is touched now, and the
+/// warning says why; the control, with the other job's service gone,
+/// recreates this job's.
+#[test]
+fn another_runner_s_job_s_services_on_the_same_daemon_are_never_touched() {
+    let docker = Accounted::start_isolated_registered("action-two-jobs");
+    let other = ("a4c2e9", "github_network_0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f");
+    let ours = "db_eatmydatatestaccount_5b1e77";
+    let theirs = "db_eatmydatatestaccount_93d0c4";
+    for ((label, network), name) in [((LABEL, NETWORK), ours), (other, theirs)] {
+        docker.ok(&["network", "create", "--label", label, network]);
+        let line = [
+            "create",
+            "--name",
+            name,
+            "--label",
+            label,
+            "--network",
+            network,
+            "--network-alias",
+            "db",
+            "-i",
+            "--entrypoint",
+            "/bin/hold",
+            IMAGE,
+        ];
+        docker.ok(&line);
+        docker.ok(&["start", name]);
+    }
+    let was = |name| inspect(&docker, "{{.Id}} {{.HostConfig.Runtime}}", name);
+    let before = [was(ours), was(theirs)];
+    let output = recreate_alone(&docker);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        [was(ours), was(theirs)],
+        before,
+        "a service was recreated on a daemon two jobs share: {stderr}"
+    );
+    assert!(
+        stderr.contains("services of 2 jobs run on this Docker") && stderr.contains(other.0),
+        "{stderr}"
+    );
+    // The control: this job's alone on the daemon is recreated.
+    docker.ok(&["rm", "--force", theirs]);
+    let output = recreate_alone(&docker);
+    let done = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        inspect(&docker, "{{.HostConfig.Runtime}}", ours),
+        "eatmydata",
+        "{done}"
+    );
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("action/services.js");
+    let removed = std::process::Command::new("node")
+        .arg(script)
+        .args(["remove", done.trim()])
+        .env(
+            "DOCKER_HOST",
+            format!("unix://{}", docker.socket().display()),
+        )
+        .status()
+        .expect("run node");
+    assert!(removed.success());
+}

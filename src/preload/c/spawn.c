@@ -166,7 +166,8 @@ static int spawned(struct call *call)
 	sigemptyset(&caller);
 	memcpy(&caller, &mask, sizeof mask);
 	posix_spawnattr_t copy;
-	call->attr = masked(call->attr, &copy, &caller);
+	const posix_spawnattr_t *attr = call->attr;
+	call->attr = masked(attr, &copy, &caller);
 	char *stack = stack_taken();
 	int made = -1;
 	if (stack) {
@@ -182,6 +183,8 @@ static int spawned(struct call *call)
 	}
 	kernel(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, sizeof mask, 0,
 	       0);
+	/* The caller's own again: `copy` ends with this frame. */
+	call->attr = attr;
 	return made > 0 ? 0 : -1;
 }
 

@@ -129,6 +129,66 @@ fn the_spawned_program_sees_what_it_would_without_eatmydata() {
     }
 }
 
+#[test]
+fn only_a_spawned_child_that_goes_without_the_library_is_filtered() {
+    library();
+    let (dynamic, fixed) = whoami_probes();
+    let whoami = |eatmydata: Option<&[&str]>, program: &Path| {
+        let program = program.to_str().unwrap();
+        spawned(eatmydata, &["spawn", "-"], &[program, "whoami", "whoami"])
+    };
+    let status = |seccomp| format!("{}status 0\n", state(0, 0, seccomp));
+    for program in [&dynamic, &fixed] {
+        assert_eq!(whoami(None, program).stdout(), status(0));
+    }
+    assert_eq!(
+        shown(&whoami(Some(&[]), &dynamic)),
+        (Some(0), status(0), String::new())
+    );
+    assert_eq!(
+        shown(&whoami(Some(&[]), &fixed)),
+        (Some(0), status(2), String::new())
+    );
+    assert_eq!(whoami(Some(&["--no-seccomp"]), &fixed).stdout(), status(0));
+    // The environment is the one the decision made: the parent's without
+    // the library's LD_PRELOAD entry (here, the whole variable).
+    let env = |program: &Path| {
+        let program = program.to_str().unwrap();
+        let outcome = spawned(Some(&[]), &["spawn", "-"], &[program, "env", "env"]);
+        let mut lines: Vec<String> = outcome.stdout().lines().map(str::to_owned).collect();
+        lines.retain(|line| !line.starts_with("status "));
+        lines.sort();
+        lines
+    };
+    let mut parents = env(Path::new("/usr/bin/env"));
+    assert!(parents.iter().any(|line| line.starts_with("LD_PRELOAD=")));
+    parents.retain(|line| !line.starts_with("LD_PRELOAD="));
+    assert_eq!(env(&probe("container_parity", &["-static"])), parents);
+}
+
+/// Python's `os.posix_spawn`, and `subprocess.run` with `close_fds=False`
+/// (which takes posix_spawn in Python 3.8 and later), start a static
+/// program: filtered under eatmydata, and otherwise as without it.
+#[test]
+fn python_s_posix_spawn_children_are_filtered() {
+    library();
+    let (_, fixed) = whoami_probes();
+    let script = "import os, subprocess, sys\n\
+                  pid = os.posix_spawn(sys.argv[1], ['whoami', 'whoami'], os.environ)\n\
+                  print('status', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)\n\
+                  done = subprocess.run([sys.argv[1], 'whoami'], close_fds=False)\n\
+                  print('status', done.returncode)\n";
+    let python = ["/usr/bin/python3", "-c", script, fixed.to_str().unwrap()];
+    let twice = |seccomp| {
+        let one = format!("{}status 0\n", state(0, 0, seccomp));
+        one.repeat(2)
+    };
+    let control = Run::new(python[0]).args(&python[1..]).run();
+    assert_eq!(shown(&control), (Some(0), twice(0), String::new()));
+    let ours = Run::new(command()).args(python).run();
+    assert_eq!(shown(&ours), (Some(0), twice(2), String::new()));
+}
+
 /// `spawn_attrs CASE` behind `runner`, under eatmydata (with
 /// `options`) or without: the lines of the filter (the child's
 /// no_new_privs and seccomp mode), and the others: the child's signal
@@ -193,6 +253,17 @@ fn attributes_and_file_actions_reach_the_child_as_without_eatmydata() {
     assert!(shown.contains("caller_seccomp=0 caller_nnp=0"), "{shown}");
     assert_eq!(control_filter, "NoNewPrivs:\t0 Seccomp:\t0");
     assert_eq!(filter, "NoNewPrivs:\t1 Seccomp:\t2");
+    // No room for the thread's stack (the address space capped): the
+    // child goes unfiltered, said under -v, and otherwise as without.
+    let (control, control_filter, shown) = attrs(&["env"], None, "no-room");
+    let (said, filter, ours_shown) = attrs(&["env"], Some(&["-v"]), "no-room");
+    assert_eq!(control.output.status.code(), Some(0), "{shown}");
+    assert_eq!((ours_shown, filter), (shown, control_filter));
+    assert!(
+        said.stderr().contains("no thread could be made"),
+        "{}",
+        said.stderr()
+    );
     // A file action that fails in the child fails the call, as without.
     for case in ["ENOENT-chdir", "ENOENT-open"] {
         let (control, _, shown) = attrs(&["env"], None, case);

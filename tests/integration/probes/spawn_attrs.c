@@ -13,6 +13,8 @@
  *            setsid   SETSID
  *            actions  open DIR/out as 5, dup2 5 to 1, close 5, close 0,
  *                     chdir DIR, fchdir to DIR's descriptor, closefrom 10
+ *            no-room  none, with the address space capped 192 KiB
+ *                     above its size
  *            ENOENT-chdir, ENOENT-open
  *                     a chdir to, an open of, a path that is not there
  *          Prints the child's state (for `actions`, what it wrote to
@@ -34,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -130,6 +133,21 @@ int main(int argc, char **argv)
 		posix_spawn_file_actions_addchdir_np(&actions, "/");
 		posix_spawn_file_actions_addfchdir_np(&actions, folder);
 		posix_spawn_file_actions_addclosefrom_np(&actions, 10);
+	} else if (strcmp(how, "no-room") == 0) {
+		/* The address space capped 192 KiB above what it is: room for
+		 * libc's stack for its child, not for a thread's of 320. */
+		given = NULL;
+		acts = NULL;
+		struct rlimit cap = { 0, 0 };
+		FILE *status = fopen("/proc/self/status", "r");
+		char line[256];
+		while (status && fgets(line, sizeof line, status))
+			if (strncmp(line, "VmSize:", 7) == 0)
+				cap.rlim_cur = cap.rlim_max = (strtoul(line + 7, NULL, 10) + 192) * 1024;
+		if (status)
+			fclose(status);
+		if (!cap.rlim_cur || setrlimit(RLIMIT_AS, &cap) != 0)
+			return 3;
 	} else if (strcmp(how, "ENOENT-chdir") == 0) {
 		posix_spawn_file_actions_addchdir_np(&actions, "/nonexistent/eatmydata");
 	} else if (strcmp(how, "ENOENT-open") == 0) {

@@ -11,25 +11,28 @@
 //! running after it. apt's half runs in a Debian tree of its own
 //! (`chroot`). `lint.rs`: actionlint and YAML parsers; `inputs.rs`: what
 //! main refuses; `release.rs`: scripts/release; `services.rs`: a job's
-//! `services:` made as the runner makes them, recreated.
+//! `services:` made as the runner makes them, recreated; `runner.rs`: what
+//! the runner gives a step, and main and post in one local-action run as
+//! docs/ci.md has them typed by hand.
 
 mod apt;
 mod inputs;
 mod lint;
 mod release;
+mod runner;
 mod services;
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use super::account::{Accounted, IMAGE};
 use super::engine::{Ran, assert_flushes_eaten, floor_args, measure_with};
-use crate::common::{TempDir, command};
+use crate::common::command;
 use crate::loopfs::LoopFs;
+use runner::{Runner, said};
 
 /// fsyncs the container after the action makes.
 const SYNCS: u32 = 200;
@@ -129,107 +132,6 @@ impl Drop for ReleaseHost {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// The files and variables the runner gives a step.
-struct Runner {
-    dir: TempDir,
-    env: BTreeMap<String, String>,
-}
-
-impl Runner {
-    fn new(label: &str) -> Runner {
-        let dir = TempDir::new(label);
-        let mut env = BTreeMap::new();
-        for (name, file) in [
-            ("GITHUB_STATE", "state"),
-            ("GITHUB_STEP_SUMMARY", "summary"),
-            ("GITHUB_ENV", "env"),
-            ("GITHUB_OUTPUT", "output"),
-            ("GITHUB_PATH", "path"),
-            ("DOTENV", "dotenv"),
-        ] {
-            let path = dir.join(file);
-            fs::write(&path, "").unwrap();
-            env.insert(name.to_owned(), path.to_str().unwrap().to_owned());
-        }
-        fs::create_dir_all(dir.join("temp")).unwrap();
-        let temp = dir.join("temp").to_str().unwrap().to_owned();
-        env.insert("RUNNER_TEMP".into(), temp.clone());
-        env.insert("GITHUB_WORKSPACE".into(), temp);
-        env.insert("GITHUB_ACTIONS".into(), "true".into());
-        env.insert("CI".into(), "true".into());
-        // No cargo: the release file is what gets installed.
-        let path =
-            format!("{NODE_TOOLS}/node_modules/.bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin");
-        env.insert("PATH".into(), path);
-        Runner { dir, env }
-    }
-
-    fn input(&mut self, name: &str, value: &str) {
-        self.env
-            .insert(format!("INPUT_{}", name.to_uppercase()), value.to_owned());
-    }
-
-    /// What main saved, parsed as the runner parses `GITHUB_STATE`
-    /// (`name=value` and `name<<DELIMITER` lines).
-    fn saved(&self) -> BTreeMap<String, String> {
-        let text = fs::read_to_string(&self.env["GITHUB_STATE"]).unwrap();
-        let mut saved = BTreeMap::new();
-        let mut lines = text.lines();
-        while let Some(line) = lines.next() {
-            if let Some((name, delimiter)) = line.split_once("<<") {
-                let value: Vec<&str> = lines.by_ref().take_while(|l| *l != delimiter).collect();
-                saved.insert(name.to_owned(), value.join("\n"));
-            } else {
-                let (name, value) = line.split_once('=').expect("name=value");
-                saved.insert(name.to_owned(), value.to_owned());
-            }
-        }
-        saved
-    }
-
-    /// `local-action run ACTION action/SCRIPT` in the tools' folder (whose
-    /// npm it asks), with what the runner gives: post gets `STATE_name`
-    /// for each value main saved.
-    fn local_action(&self, action: &Path, script: &str) -> Output {
-        // The inputs in its .env file, which it loads in node: a shell
-        // (npm exec's) drops variables whose names hold a '-'.
-        let dotenv: String = self
-            .env
-            .iter()
-            .filter(|(name, _)| name.starts_with("INPUT_"))
-            .map(|(name, value)| format!("{name}='{value}'\n"))
-            .collect();
-        fs::write(&self.env["DOTENV"], dotenv).unwrap();
-        let mut run = Command::new(format!("{NODE_TOOLS}/node_modules/.bin/local-action"));
-        run.args(["run"])
-            .arg(action)
-            .arg(format!("action/{script}"))
-            .arg(&self.env["DOTENV"])
-            .current_dir(NODE_TOOLS)
-            .env_clear()
-            .envs(&self.env);
-        if script == "post.js" {
-            for (name, value) in self.saved() {
-                run.env(format!("STATE_{name}"), value);
-            }
-        }
-        run.output().unwrap()
-    }
-
-    fn summary(&self) -> String {
-        fs::read_to_string(&self.env["GITHUB_STEP_SUMMARY"]).unwrap()
-    }
-}
-
-/// Its stdout and stderr, for a failure's message.
-fn said(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 /// The figures of the summary's first table row: containers served,

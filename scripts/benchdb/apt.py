@@ -25,6 +25,7 @@ PACKAGES = {"debootstrap": "debootstrap", "chroot": "coreutils"}
 MEASURES = [("install", "apt-get install {packages} into a Debian 12 chroot", "s")]
 ROOTFS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                       "debian-rootfs")
+OWN_PATH = os.path.join(os.path.dirname(ROOTFS), "own-path")
 POLICY = "#!/bin/sh\n# bench-db: no service starts in the chroot\nexit 101\n"
 ENV = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
        "LC_ALL": "C.UTF-8"}
@@ -44,9 +45,19 @@ def tree():
     return done.stdout.strip()
 
 
+def own(folder):
+    """`folder` (in /var/tmp, which every user may write) made root's, or
+    refused when another user made it first (scripts/own-path)."""
+    done = subprocess.run([OWN_PATH, "dir", folder], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"apt: {done.stderr.strip()}")
+
+
 def archives(ctx, names):
     """A directory of the .deb files `names` need, downloaded once and kept."""
     cache = f"{tree()}.debs-{'+'.join(sorted(names))}"
+    if os.path.lexists(cache):
+        own(cache)
     if glob.glob(os.path.join(cache, "*.deb")):
         return cache
     say(f"apt: downloading {' '.join(names)} once into {cache}")
@@ -56,7 +67,7 @@ def archives(ctx, names):
         subprocess.run(["chroot", scratch, "apt-get", "install", "-y", "-q", "--download-only",
                         "--no-install-recommends"] + names, env=ENV, check=True,
                        stdout=subprocess.DEVNULL)
-        os.makedirs(cache + ".part", exist_ok=True)
+        own(cache + ".part")
         for deb in glob.glob(os.path.join(scratch, "var/cache/apt/archives/*.deb")):
             shutil.copy2(deb, cache + ".part")
         os.rename(cache + ".part", cache)

@@ -175,3 +175,27 @@ fn own_path_makes_what_is_missing_and_refuses_what_is_not_root_s_alone() {
         assert!(said.contains(why), "{kind} {name}: {said}");
     }
 }
+
+/// The tests' own locks (common::locked: the machine-wide sync lock in
+/// /run/lock or /tmp, the engines' stores) are opened by every user, so
+/// made 0666 at fixed names where every user may write: a link another
+/// user put at such a name had root make the file it pointed to. It is
+/// not followed now; a lock file of root's is taken as before.
+#[test]
+fn a_link_at_a_test_lock_s_name_is_not_followed() {
+    let sticky = Sticky::new("locks");
+    let target = sticky.0.with_extension("made-by-root");
+    let link = sticky.0.join("eatmydata-test.lock");
+    as_other(&format!("ln -s {} {}", target.display(), link.display()));
+    let taken = std::panic::catch_unwind(|| {
+        drop(crate::common::locked(&link, libc::LOCK_SH));
+    });
+    let made = fs::symlink_metadata(&target).is_ok();
+    let _ = fs::remove_file(&target);
+    assert!(!made, "root made the file another user's link named");
+    assert!(taken.is_err(), "the link was taken for the lock");
+    // The control: a lock at a name of root's own is made and taken.
+    let own = sticky.0.join("own.lock");
+    drop(crate::common::locked(&own, libc::LOCK_SH));
+    assert!(fs::symlink_metadata(&own).unwrap().is_file());
+}

@@ -38,14 +38,20 @@ fn flock(name: &str, how: libc::c_int) -> File {
 /// The file at `path`, made when missing, locked `how` with flock(2),
 /// blocking until granted; the lock goes when the file is closed.
 pub fn locked(path: &Path, how: libc::c_int) -> File {
-    // flock(2) needs no write access: any user opens what root made.
-    let file = File::open(path)
+    // flock(2) needs no write access: any user opens what root made. A
+    // link at the name (another user's, in /run/lock or /tmp, which every
+    // user may write) is not followed: root would make its target.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
         .or_else(|_| {
             OpenOptions::new()
                 .create(true)
                 .truncate(false)
                 .write(true)
                 .mode(0o666)
+                .custom_flags(libc::O_NOFOLLOW)
                 .open(path)
         })
         .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));

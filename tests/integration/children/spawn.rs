@@ -276,6 +276,42 @@ fn attributes_and_file_actions_reach_the_child_as_without_eatmydata() {
     }
 }
 
+/// Four threads spawning at once (100 children): each call has a thread
+/// of its own (and a stack: one is kept between calls, the others are
+/// mapped for theirs), every child runs under the filter, and none of
+/// the threads made for the calls is left once they are done.
+#[test]
+fn threads_spawning_at_once_each_have_their_children_filtered() {
+    library();
+    let fixed = probe("spawn_attrs", &["-static"]);
+    let run = |eatmydata: Option<&[&str]>| {
+        let mut run = match eatmydata {
+            Some(options) => Run::new(command()).args(options),
+            None => Run::new("env"),
+        };
+        run = run.arg(probe("spawn_attrs", &[]));
+        run.args(["concurrent", fixed.to_str().unwrap()]).run()
+    };
+    let control = run(None);
+    assert_eq!(
+        shown(&control),
+        (
+            Some(0),
+            "filtered 0 of 100\nThreads:\t1\n".into(),
+            String::new()
+        )
+    );
+    let ours = run(Some(&[]));
+    assert_eq!(
+        shown(&ours),
+        (
+            Some(0),
+            "filtered 100 of 100\nThreads:\t1\n".into(),
+            String::new()
+        )
+    );
+}
+
 /// glibc's loader on this machine.
 const LOADER: &str = if cfg!(target_arch = "aarch64") {
     "/lib/ld-linux-aarch64.so.1"

@@ -21,6 +21,12 @@
  *          DIR/out), then the caller's: its blocked signals, its threads,
  *          its seccomp mode and no_new_privs, errno's name, the child's
  *          status; or "posix_spawn: NAME".
+ *        spawn_attrs concurrent PROGRAM
+ *          4 threads each start `PROGRAM --seccomp` 25 times at once;
+ *          prints how many children ran under a filter, then the
+ *          caller's threads once they are joined.
+ *        spawn_attrs --seccomp
+ *          exits with its seccomp mode.
  *        spawn_attrs --state PARENT [ANY...]
  *          prints its blocked, ignored and caught signals, whether its
  *          parent is PARENT, its process group and session are its own,
@@ -29,6 +35,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -75,6 +82,48 @@ static int state(const char *parent)
 	return 0;
 }
 
+#define THREADS 4
+#define EACH 25
+
+/* One of concurrent()'s threads: EACH spawns of `program --seccomp`,
+ * counting the children that ran under a filter. */
+static void *spawner(void *program)
+{
+	long filtered = 0;
+	char *child[] = { program, "--seccomp", NULL };
+	for (int i = 0; i < EACH; i++) {
+		pid_t pid;
+		int status;
+		if (posix_spawn(&pid, program, NULL, NULL, child, environ) ||
+		    waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+			return (void *)-1L;
+		filtered += WEXITSTATUS(status) == 2;
+	}
+	return (void *)filtered;
+}
+
+/* THREADS threads spawning at once: how many of their children ran under
+ * a filter, and the caller's threads once they are joined. */
+static int concurrent(char *program)
+{
+	pthread_t threads[THREADS];
+	for (int t = 0; t < THREADS; t++)
+		if (pthread_create(&threads[t], NULL, spawner, program))
+			return 1;
+	long filtered = 0;
+	for (int t = 0; t < THREADS; t++) {
+		void *counted;
+		pthread_join(threads[t], &counted);
+		if ((long)counted < 0)
+			return 1;
+		filtered += (long)counted;
+	}
+	printf("filtered %ld of %d\n", filtered, THREADS * EACH);
+	static const char *const mine[] = { "Threads:", NULL };
+	status_lines(mine);
+	return 0;
+}
+
 static void on_term(int sig)
 {
 	(void)sig;
@@ -84,6 +133,10 @@ int main(int argc, char **argv)
 {
 	if (argc >= 3 && strcmp(argv[1], "--state") == 0)
 		return state(argv[2]);
+	if (argc == 2 && strcmp(argv[1], "--seccomp") == 0)
+		return prctl(PR_GET_SECCOMP);
+	if (argc == 3 && strcmp(argv[1], "concurrent") == 0)
+		return concurrent(argv[2]);
 	if (argc != 4)
 		return 2;
 	const char *how = argv[1], *program = argv[2], *dir = argv[3];

@@ -13,6 +13,8 @@ use std::process::Command;
 
 use crate::common::{Outcome, Run, TempDir, command, library, probe};
 
+/// What a spawned child starts with by its attributes and file actions.
+mod attributes;
 /// A child that goes without the library gets the plain filter instead.
 mod filter;
 /// The PATH search that tells which program an execvp or posix_spawnp runs.

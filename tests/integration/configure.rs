@@ -13,6 +13,7 @@ use crate::common::{TempDir, command, probe, registered_runtime};
 
 mod buildkit; // docker --default on Docker 26: BuildKit's drop-in, read by systemd; --remove takes it
 mod check; // eatmydata-runtime check alone: ready, or status 69 and why
+mod closed_stdout; // a reader that goes (| head) stops nothing: the file written, dockerd told
 mod copied; // run from another user's folder: the copy is the program running, not its name's file
 mod dockerd; // a dockerd of the tests' own lists the runtime and runs a container through it
 mod engines; // containerd and podman read the runtime it registered

@@ -20,6 +20,25 @@
 //! (`configure/`); `install` and `uninstall` do that and the rest of a
 //! node's installation (`install/`).
 
+/// `println!` for the verbs that change root's files (`configure`,
+/// `install`, `uninstall`): a reader that has gone (`| head`) must not stop
+/// them between writing a file and telling the engine, so what stdout
+/// cannot take is dropped (with [`outlive_a_closed_stdout`]).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `print!`, the same way as [`say!`].
+macro_rules! say_part {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 mod account;
 mod barrier;
 mod bundle;
@@ -443,3 +462,15 @@ fn say(log: &verbs::Log, id: &OsStr, what: &str) {
 
 #[cfg(test)]
 mod tests;
+
+/// Lets a write to a pipe whose reader has gone fail with `EPIPE` instead
+/// of ending the process, for the verbs that change root's files: a
+/// handler that does nothing, which, unlike `SIG_IGN`, the programs they
+/// start do not inherit.
+pub(crate) fn outlive_a_closed_stdout() {
+    extern "C" fn nothing(_: libc::c_int) {}
+    let handler = nothing as extern "C" fn(libc::c_int);
+    // SAFETY: installs a handler that touches nothing, for a signal whose
+    // default would end the process; async-signal-safe by being empty.
+    unsafe { libc::signal(libc::SIGPIPE, handler as libc::sighandler_t) };
+}

@@ -15,8 +15,8 @@ use crate::containers::{RUNTIME_MOUNTED as MOUNTED, daemon};
 
 /// A dockerd of the test's own (see [`daemon::Dockerd`]) on the
 /// containerd it starts itself; stopped by its pid when dropped.
-struct Dockerd {
-    dockerd: daemon::Dockerd,
+pub(super) struct Dockerd {
+    pub(super) dockerd: daemon::Dockerd,
     // That containerd's sockets are made here: a short path, as a unix
     // socket's must be. Removed once the daemon is gone (fields drop in
     // order).
@@ -33,7 +33,7 @@ impl Drop for Removed {
 }
 
 impl Dockerd {
-    fn start(dir: &Path, config: &Path) -> Dockerd {
+    pub(super) fn start(dir: &Path, config: &Path) -> Dockerd {
         fs::create_dir_all(dir).unwrap();
         let name = dir.file_name().unwrap().to_string_lossy();
         let exec_root = std::env::temp_dir().join(format!("emd-{}-{name}", std::process::id()));
@@ -228,7 +228,7 @@ fn inspect(dockerd: &Dockerd, name: &str, format: &str) -> String {
 
 /// Waits until the daemon's default runtime is `runtime` (a reload is
 /// read in the background).
-fn wait_default(dockerd: &mut Dockerd, runtime: &str) {
+pub(super) fn wait_default(dockerd: &mut Dockerd, runtime: &str) {
     wait_until(
         &format!("dockerd's default runtime is {runtime}"),
         Duration::from_secs(30),

@@ -42,7 +42,7 @@ pub fn register(request: &Request) -> Result<(), Error> {
         reach::link_copy(&runtime, usual, request.dry_run);
     }
     if (changed || drop_in) && request.dry_run {
-        println!("Dry run: nothing written.");
+        say!("Dry run: nothing written.");
     } else if changed {
         let default = request.default || request.engine.names_default(&new);
         let how = request.engine.how_to_use(default);
@@ -72,7 +72,7 @@ pub fn remove(request: &Request) -> Result<(), Error> {
     let changed = apply(request, &config, old.as_deref(), new.as_deref(), &unchanged)?;
     let drop_in = request.engine == Engine::Docker && buildkit_off(request)?;
     if request.engine == Engine::Docker && docker::named_runc(text, new.as_deref()) {
-        println!(
+        say!(
             "Left \"default-runtime\": \"{}\" in {}: dockerd keeps a setting that goes \
              missing from the file when it reloads, so the default is named back; the line \
              can go once dockerd has restarted.",
@@ -85,7 +85,7 @@ pub fn remove(request: &Request) -> Result<(), Error> {
     let copy_left = reach::left(&place);
     library_left(copy_left.then_some(place.as_path()));
     if (changed || drop_in) && request.dry_run {
-        println!("Dry run: nothing written.");
+        say!("Dry run: nothing written.");
     } else if changed {
         let after = new.as_deref().unwrap_or("");
         let how = format!("containers no longer run through {REGISTERED}");
@@ -98,14 +98,14 @@ pub fn remove(request: &Request) -> Result<(), Error> {
 /// changes (not in a dry run, which writes nothing, not even the library).
 fn prove(request: &Request, runtime: &Path) -> Result<(), Error> {
     if request.dry_run {
-        println!("Would run {} check first.", runtime.display());
+        say!("Would run {} check first.", runtime.display());
         return Ok(());
     }
     let real = request.real_runtime.as_deref();
     match crate::runtime::check::prove(Path::new("/"), runtime, real) {
         Ok(said) => {
             let ready = said.lines().last().unwrap_or_default();
-            println!("{} check: {ready}", runtime.display());
+            say!("{} check: {ready}", runtime.display());
             Ok(())
         }
         Err(why) => Err(Error::Check {
@@ -132,7 +132,7 @@ fn apply(
     unchanged: &str,
 ) -> Result<bool, Error> {
     if old == new {
-        println!("{} {unchanged}; nothing changed.", path.display());
+        say!("{} {unchanged}; nothing changed.", path.display());
         return Ok(false);
     }
     let label = match request.remove {
@@ -140,27 +140,27 @@ fn apply(
         false => format!("with {REGISTERED}"),
     };
     let listing = file::listing(path, old.unwrap_or(""), new.unwrap_or(""), &label);
-    print!("{listing}");
+    say_part!("{listing}");
     match (new, old) {
         _ if request.dry_run => {
             if new.is_none() {
-                println!(
+                say!(
                     "Would remove {}: nothing else is left in it.",
                     path.display()
                 );
             }
         }
         (Some(new), old) => match file::replace(path, old.map(str::as_bytes), new.as_bytes())? {
-            Some(backup) => println!(
+            Some(backup) => say!(
                 "Wrote {}; the file as it was is in {}.",
                 path.display(),
                 backup.display()
             ),
-            None => println!("Made {}.", path.display()),
+            None => say!("Made {}.", path.display()),
         },
         (None, Some(old)) => {
             let backup = file::remove(path, old.as_bytes())?;
-            println!(
+            say!(
                 "Removed {}: nothing else was left in it; the file as it was is in {}.",
                 path.display(),
                 backup.display()
@@ -176,12 +176,12 @@ fn apply(
 fn tell_reload(request: &Request, config: &Path, text: &str, how: &str) {
     let pid_file = dockerd_pid_file(request, text);
     match reload::reload(request.engine, Path::new("/"), config, &pid_file) {
-        Reloaded::Signalled(pid) => println!(
+        Reloaded::Signalled(pid) => say!(
             "Told dockerd (pid {pid}) to reload (SIGHUP): it reads {} again, and no \
              container stops. Now {how}.",
             config.display()
         ),
-        Reloaded::Yours(what) => println!("Next: {what}; then {how}."),
+        Reloaded::Yours(what) => say!("Next: {what}; then {how}."),
     }
 }
 
@@ -241,7 +241,7 @@ fn said_kept(
         Ok(made) if made.is_empty() => false,
         Ok(made) => {
             let names: Vec<String> = made.iter().map(inuse::Made::shown).collect();
-            println!(
+            say!(
                 "{kept}: {engine} starts these containers, made with it, by that name: {}. \
                  Run --remove again once they are gone.",
                 names.join(", ")
@@ -249,7 +249,7 @@ fn said_kept(
             true
         }
         Err(error) => {
-            println!(
+            say!(
                 "{kept}: cannot tell which containers in {store} were made with it ({}).",
                 crate::error::plain(&error)
             );
@@ -272,7 +272,7 @@ fn buildkit_on(request: &Request, runtime: &str) -> Result<bool, Error> {
                 "Docker's version is unknown (no `dockerd --version`)".into(),
                 |v| format!("Docker {v} does not read it"),
             );
-            println!(
+            say!(
                 "Note: BuildKit, docker build's default builder, runs RUN steps with its own \
                  runc whatever the default runtime; Docker 26 and later can be told \
                  ({}), but {which}. The legacy builder (DOCKER_BUILDKIT=0) goes through \
@@ -287,7 +287,7 @@ fn buildkit_on(request: &Request, runtime: &str) -> Result<bool, Error> {
     let unchanged = format!("already sets {}", buildkit::VARIABLE);
     let changed = apply(request, &path, old.as_deref(), Some(&new), &unchanged)?;
     if changed && !request.dry_run {
-        println!(
+        say!(
             "BuildKit's RUN steps go through the runtime once dockerd restarts (Docker \
              {version}): systemctl daemon-reload, then systemctl restart docker when \
              convenient (a restart stops running containers; a reload does not read it)."
@@ -305,9 +305,9 @@ fn buildkit_off(request: &Request) -> Result<bool, Error> {
         return Ok(false);
     };
     let label = format!("without {REGISTERED}");
-    print!("{}", file::listing(&path, &old, "", &label));
+    say_part!("{}", file::listing(&path, &old, "", &label));
     if request.dry_run {
-        println!("Would remove {}.", path.display());
+        say!("Would remove {}.", path.display());
         return Ok(true);
     }
     fs::remove_file(&path).map_err(|error| Error::Io {
@@ -319,7 +319,7 @@ fn buildkit_off(request: &Request) -> Result<bool, Error> {
         // Only when empty: a folder of other drop-ins stays.
         let _ = fs::remove_dir(folder);
     }
-    println!(
+    say!(
         "Removed {}: dockerd drops {} at its next restart (systemctl daemon-reload first).",
         path.display(),
         buildkit::VARIABLE

@@ -181,9 +181,10 @@ impl Engine {
 /// Runs `eatmydata-runtime configure ARGS...` (the arguments after
 /// `configure`), telling on stdout what it did; the exit status.
 pub fn run(args: Vec<OsString>) -> std::ffi::c_int {
+    super::outlive_a_closed_stdout();
     let done = match args::parse(args) {
         Ok(Asked::Help) => {
-            print!("{HELP}");
+            say_part!("{HELP}");
             Ok(())
         }
         Ok(Asked::Configure(request)) => match writable(&request) {

@@ -82,7 +82,7 @@ fn chosen(request: &Request, exe: &Path) -> Result<PathBuf, Error> {
     }
     written_plain(&beside)?;
     if request.dry_run {
-        println!(
+        say!(
             "Would make {}, a link to {}.",
             beside.display(),
             Path::new(name).display()
@@ -94,7 +94,7 @@ fn chosen(request: &Request, exe: &Path) -> Result<PathBuf, Error> {
         path: beside.clone(),
         error,
     })?;
-    println!(
+    say!(
         "Made {}, a link to {}.",
         beside.display(),
         Path::new(name).display()
@@ -116,14 +116,14 @@ fn copied(request: &Request, exe: &Path, why: &str) -> Result<PathBuf, Error> {
     let (prefix, _) = roots_place();
     let runtime = prefix.join("bin").join(RUNTIME_FILE);
     written_plain(&runtime)?;
-    println!(
+    say!(
         "This command is at {}, where an engine must not run it from ({why}): \
          copying it where only root may change it.",
         exe.display(),
     );
     crate::library::safe_folder(&prefix).map_err(Error::Copy)?;
     if request.dry_run {
-        println!("Would copy it to {}, and register that.", runtime.display());
+        say!("Would copy it to {}, and register that.", runtime.display());
         return Ok(runtime);
     }
     let prefix = prefix
@@ -137,7 +137,7 @@ fn copied(request: &Request, exe: &Path, why: &str) -> Result<PathBuf, Error> {
         path: made.clone(),
         why,
     })?;
-    println!("Registering the copy, {}.", made.display());
+    say!("Registering the copy, {}.", made.display());
     Ok(made)
 }
 
@@ -157,7 +157,7 @@ pub fn roots_place() -> (PathBuf, bool) {
 /// by the seccomp rules.
 pub fn place_library(request: &Request, runtime: &Path) {
     if runtime.symlink_metadata().is_err() {
-        println!(
+        say!(
             "Note: no library placed: {} is not there yet.",
             runtime.display()
         );
@@ -167,15 +167,15 @@ pub fn place_library(request: &Request, runtime: &Path) {
     let placed = crate::library::placed_path(&command);
     if request.dry_run {
         if !placed.exists() {
-            println!("Would place the library at {}.", placed.display());
+            say!("Would place the library at {}.", placed.display());
         }
         return;
     }
     let existed = placed.exists();
     match crate::library::place(Path::new("/"), &command) {
-        Ok(path) if !existed => println!("Placed the library at {}.", path.display()),
+        Ok(path) if !existed => say!("Placed the library at {}.", path.display()),
         Ok(_) => {}
-        Err(error) => println!("Note: {error}"),
+        Err(error) => say!("Note: {error}"),
     }
 }
 
@@ -194,7 +194,7 @@ pub fn library_left(said: Option<&Path>) {
         return;
     }
     if placed.exists() {
-        println!(
+        say!(
             "The library stays at {}: another engine's registration may use it \
              (remove it by hand once none does).",
             placed.display()

@@ -33,7 +33,7 @@ fn ours(link: &Path, copy: &Path) -> bool {
 pub fn link_copy(copy: &Path, usual: bool, dry_run: bool) {
     let link = link();
     let later = |why: &str| {
-        println!(
+        say!(
             "Later verbs take its full path ({why}): sudo {} report, sudo {} \
              configure ENGINE --remove.",
             copy.display(),
@@ -53,7 +53,7 @@ pub fn link_copy(copy: &Path, usual: bool, dry_run: bool) {
         return later(&format!("not linked into {ON_PATH}: {why}"));
     }
     if dry_run {
-        println!(
+        say!(
             "Would make {}, a link to {}.",
             link.display(),
             copy.display()
@@ -61,7 +61,7 @@ pub fn link_copy(copy: &Path, usual: bool, dry_run: bool) {
         return;
     }
     match std::os::unix::fs::symlink(copy, &link) {
-        Ok(()) => println!(
+        Ok(()) => say!(
             "Made {}, a link to {}: `sudo {RUNTIME_FILE} report` and \
              `sudo {RUNTIME_FILE} configure ENGINE --remove` find it.",
             link.display(),
@@ -99,7 +99,7 @@ pub fn left(prefix: &Path) -> bool {
             format!("sudo rm -r {}", prefix.display()),
         ),
     };
-    println!(
+    say!(
         "Left {what} (root's copy of this command and its library, which configure \
          made): another engine's registration may still run it, and it changes nothing \
          on its own. Once none does: {rm} (or `eatmydata-runtime uninstall` if the node \

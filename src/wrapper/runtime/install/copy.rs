@@ -68,11 +68,11 @@ pub fn install_in(host: &Host, prefix: &str) -> Result<String, Error> {
     );
     let mut made = Vec::new();
     if read_no_link(&bin.join("eatmydata"))?.as_deref() == Some(&bytes[..]) {
-        println!("{command} is this command already.");
+        say!("{command} is this command already.");
     } else {
         let existed = bin.join("eatmydata").symlink_metadata().is_ok();
         register::write(&bin.join("eatmydata"), &bytes, 0o755)?;
-        println!("Copied this command to {command}.");
+        say!("Copied this command to {command}.");
         if !existed {
             made.push(bin.join("eatmydata"));
         }
@@ -90,7 +90,7 @@ pub fn install_in(host: &Host, prefix: &str) -> Result<String, Error> {
         }
     }
     match crate::library::place(host.root(), Path::new(&command)) {
-        Ok(placed) => println!("The library is in {}.", placed.display()),
+        Ok(placed) => say!("The library is in {}.", placed.display()),
         Err(error) => {
             made.iter().for_each(|file| drop(fs::remove_file(file)));
             missing
@@ -107,7 +107,7 @@ pub fn install_in(host: &Host, prefix: &str) -> Result<String, Error> {
 
 fn make_link(link: &Path, runtime: &str) -> Result<(), Error> {
     std::os::unix::fs::symlink("eatmydata", link).map_err(Error::io("make the link", link))?;
-    println!("Made {runtime}, a link to eatmydata.");
+    say!("Made {runtime}, a link to eatmydata.");
     Ok(())
 }
 
@@ -116,13 +116,13 @@ pub fn uninstall(host: &Host) -> Result<(), Error> {
     for removed in crate::library::unplace(host.root(), Path::new(COMMAND))
         .map_err(|error| Error::Engine(error.to_string()))?
     {
-        println!("Removed {}.", removed.display());
+        say!("Removed {}.", removed.display());
     }
     let bin = host.no_link(&format!("{PREFIX}/bin"))?;
     for name in [RUNTIME_FILE, "eatmydata"] {
         let path = bin.join(name);
         match fs::remove_file(&path) {
-            Ok(()) => println!("Removed {PREFIX}/bin/{name}."),
+            Ok(()) => say!("Removed {PREFIX}/bin/{name}."),
             Err(error) if error.kind() == io::ErrorKind::NotFound => {}
             Err(error) => return Err(Error::io("remove", &path)(error)),
         }
@@ -137,7 +137,7 @@ pub fn uninstall(host: &Host) -> Result<(), Error> {
             // The folder the node's DaemonSet mounts alone (its hostPath):
             // emptied, and left to the node.
             Err(error) if error.kind() == io::ErrorKind::ResourceBusy => {
-                println!("Left {folder}, empty: a mount point here.");
+                say!("Left {folder}, empty: a mount point here.");
             }
             Err(error)
                 if error.kind() != io::ErrorKind::NotFound

@@ -30,7 +30,7 @@ pub fn take(host: &Host) -> Result<Lock, Error> {
         unsafe { libc::flock(file.as_raw_fd(), how) }
     };
     if flock(libc::LOCK_EX | libc::LOCK_NB) != 0 {
-        println!(
+        say!(
             "Another installer holds {}: waiting for it.",
             path.display()
         );

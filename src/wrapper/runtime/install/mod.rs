@@ -113,9 +113,10 @@ impl fmt::Display for Error {
 
 /// Runs `eatmydata-runtime install|uninstall ARGS...`; the exit status.
 pub fn run(uninstall: bool, args: Vec<OsString>) -> std::ffi::c_int {
+    super::outlive_a_closed_stdout();
     let done = match args::parse(uninstall, args) {
         Ok(None) => {
-            print!("{HELP}");
+            say_part!("{HELP}");
             return 0;
         }
         Ok(Some(request)) if request.uninstall => take_back(&request),
@@ -163,7 +164,7 @@ fn install(request: &Request) -> Result<(), Error> {
             runtime: runtime.clone(),
             why,
         })?;
-    println!(
+    say!(
         "{runtime} check: {}",
         said.lines().last().unwrap_or("ready")
     );
@@ -176,7 +177,7 @@ fn install(request: &Request) -> Result<(), Error> {
     state::write(&host, &record)?;
     for change in &changes {
         register::apply(&host, change)?;
-        println!("Registered {} in {}.", register::NAME, change.path);
+        say!("Registered {} in {}.", register::NAME, change.path);
     }
     // Healed whenever the engine does not report the handler: a first
     // run whose restart failed left the files changed and the engine not.
@@ -188,12 +189,12 @@ fn install(request: &Request) -> Result<(), Error> {
     };
     if request.restart == Restart::None {
         match (changed, &missing) {
-            (false, None) => println!(
+            (false, None) => say!(
                 "The engine's files already register {} and {name} reports it: nothing \
                  to restart.",
                 register::NAME
             ),
-            _ => println!(
+            _ => say!(
                 "--restart none: registered; {name} takes the handler once you {} it \
                  (systemctl {} {}).",
                 restart::verb(engine),
@@ -206,13 +207,13 @@ fn install(request: &Request) -> Result<(), Error> {
     match (changed, missing) {
         (true, _) => restart::engine(engine, &host, request)?,
         (false, Some(why)) => {
-            println!(
+            say!(
                 "The engine's files already register {}, but {why}: telling it again.",
                 register::NAME
             );
             restart::engine(engine, &host, request)?;
         }
-        (false, None) => println!(
+        (false, None) => say!(
             "The engine's files already register {} and {name} reports it: nothing \
              restarted.",
             register::NAME
@@ -234,7 +235,7 @@ fn take_back(request: &Request) -> Result<(), Error> {
     let changes = register::undo(&host, &record)?;
     for change in &changes {
         register::apply(&host, change)?;
-        println!("Put {} back as it was before install.", change.path);
+        say!("Put {} back as it was before install.", change.path);
     }
     // Healed likewise: an engine that still reports the handler with the
     // files put back (a restart that failed before) is told again; not
@@ -245,7 +246,7 @@ fn take_back(request: &Request) -> Result<(), Error> {
         && wait::reports_now(engine, &host, request) == Ok(Some(true));
     if request.restart == Restart::None {
         if !changes.is_empty() || still {
-            println!(
+            say!(
                 "--restart none: files put back; {name} drops the handler once you {} it \
                  (systemctl {} {}).",
                 restart::verb(engine),
@@ -257,7 +258,7 @@ fn take_back(request: &Request) -> Result<(), Error> {
         return state::remove(&host);
     }
     if still {
-        println!(
+        say!(
             "No engine file holds what install wrote, but {name} still reports the handler: \
              restarting it."
         );
@@ -267,7 +268,7 @@ fn take_back(request: &Request) -> Result<(), Error> {
         // A reload keeps a runtime whose key went missing from the file.
         restart::engine(engine, &host, request)?;
         wait::until_answers(engine, &host, request)?;
-        println!(
+        say!(
             "dockerd lists {} until its next restart: a reload keeps a runtime the file              no longer names (`configure docker --remove` names it runc instead).",
             register::NAME
         );
@@ -275,7 +276,7 @@ fn take_back(request: &Request) -> Result<(), Error> {
         restart::engine(engine, &host, request)?;
         wait::until_ready(engine, &host, request, false)?;
     } else {
-        println!("No engine file holds what install wrote: nothing restarted.");
+        say!("No engine file holds what install wrote: nothing restarted.");
     }
     copy::uninstall(&host)?;
     state::remove(&host)?;
@@ -286,12 +287,12 @@ fn take_back(request: &Request) -> Result<(), Error> {
 /// the DaemonSet's own step (kubectl), not here; said.
 fn label() {
     if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() {
-        println!(
+        say!(
             "Ready. The DaemonSet's label step marks the node {}=true.",
             register::LABEL
         );
     } else {
-        println!("Ready. Not in Kubernetes: no node to label.");
+        say!("Ready. Not in Kubernetes: no node to label.");
     }
 }
 

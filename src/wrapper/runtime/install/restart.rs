@@ -40,7 +40,7 @@ pub fn engine(engine: Engine, host: &Host, request: &Request) -> Result<(), Erro
                 dockerd.reload().map_err(|error| {
                     Error::Engine(format!("cannot signal {}: {error}", dockerd.pid))
                 })?;
-                println!("Reloaded {name} (SIGHUP to {}).", dockerd.pid);
+                say!("Reloaded {name} (SIGHUP to {}).", dockerd.pid);
                 return Ok(());
             }
             let pid = live_pid(file, engine)?.ok_or_else(|| {
@@ -67,7 +67,7 @@ pub fn engine(engine: Engine, host: &Host, request: &Request) -> Result<(), Erro
                 let now = live_pid(file, engine);
                 match now {
                     Ok(Some(new)) if new != pid => {
-                        println!("Restarted {name} ({pid}, now {new}).");
+                        say!("Restarted {name} ({pid}, now {new}).");
                         return Ok(());
                     }
                     _ if Instant::now() > deadline => {
@@ -135,7 +135,7 @@ fn systemd(engine: Engine) -> Result<(), Error> {
     if !status.success() {
         return Err(Error::Engine(format!("systemctl {verb} {unit}: {status}")));
     }
-    println!("systemctl {verb} {unit}: done.");
+    say!("systemctl {verb} {unit}: done.");
     Ok(())
 }
 

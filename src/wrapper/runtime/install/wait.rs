@@ -64,7 +64,7 @@ pub fn until_ready(
                 } else {
                     "no longer reports"
                 };
-                println!(
+                say!(
                     "{name} answers on {} and {how} the handler {}.",
                     socket.display(),
                     register::NAME
@@ -72,7 +72,7 @@ pub fn until_ready(
                 return Ok(());
             }
             Ok(None) => {
-                println!(
+                say!(
                     "{name} answers on {}; whether it took the handler cannot be asked here.",
                     socket.display()
                 );

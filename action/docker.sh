@@ -8,9 +8,11 @@
 # apply: the runtime registered as Docker's default by `configure docker
 # --default`, which reloads dockerd (SIGHUP through its pid file, or
 # `systemctl reload docker` here when it found none): every running
-# container is left as it is. Prints "running before: N", the containers
-# running then (a job's `services:`). With BUILDS=true, for BuildKit
-# (Docker 26 and later read DOCKER_BUILDKIT_RUNC_COMMAND at start only):
+# container is left as it is. Prints "eatmydata: N container(s) were
+# running before the runtime became Docker's default", those running
+# then (a job's `services:`), which main reads for the summary. With
+# BUILDS=true, for BuildKit (Docker 26 and later read
+# DOCKER_BUILDKIT_RUNC_COMMAND at start only):
 # live-restore turned on and reloaded first, then docker.service
 # restarted, which running containers survive.
 # remove: `configure docker --remove`, reloaded the same way, and
@@ -95,7 +97,7 @@ sum() { sha256sum "$1" 2>/dev/null | cut -c1-64 || true; }
 
 case "$verb" in
 apply)
-	echo "running before: $(docker ps --quiet | wc -l)"
+	echo "eatmydata: $(docker ps --quiet | wc -l) container(s) were running before the runtime became Docker's default"
 	rm -rf "$kept"
 	mkdir -m 0700 "$kept"
 	if [ -e "$config" ]; then cp -p "$config" "$kept/before"; fi

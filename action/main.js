@@ -80,7 +80,7 @@ async function run() {
         String(given.builds),
         given.systemdDir,
       ]);
-      const before = /^running before: (\d+)$/m.exec(said);
+      const before = /^eatmydata: (\d+) container\(s\) were running before the runtime became Docker's default$/m.exec(said);
       saveState('running_before', before ? before[1] : '0');
       if (given.services) recreateServices();
     }

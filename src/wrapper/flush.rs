@@ -61,7 +61,7 @@ pub fn after(status: c_int, list: &PrivateFile, seccomp: bool, verbose: bool) ->
         },
     };
     let outcome = flush(&wanted, seccomp);
-    eprint!("{}", outcome.message(&wanted, verbose));
+    crate::supervise::say(&outcome.message(&wanted, verbose));
     failed_status(status, &outcome)
 }
 

@@ -260,8 +260,8 @@ fn execute(plan: Plan) -> Result<std::ffi::c_int, Error> {
     let seccomp = plan.seccomp != Seccomp::Off;
     if let Some(report) = &report {
         let lines = report.read();
-        eprint!("{}", report::summarize(&lines, seccomp, unread.as_deref()));
-        eprint!("{}", estimate::tell(&report::flushes(&lines)));
+        supervise::say(&report::summarize(&lines, seccomp, unread.as_deref()));
+        supervise::say(&estimate::tell(&report::flushes(&lines)));
     }
     let verbose = plan.verbose || report.is_some();
     let failed = list

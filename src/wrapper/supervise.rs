@@ -14,6 +14,9 @@
 //! Once the command itself has ended, SIGINT, SIGQUIT, SIGTERM or SIGHUP
 //! stop that waiting; the signal handling stays in place after [`run`]
 //! returns, so that what the parent does then (the flush) is not cut short.
+//! Nor is it by a reader of its output that has gone (`2>&1 | head`): once
+//! the command has ended, SIGPIPE is caught and dropped, and what the
+//! parent says goes through [`say`], which loses what cannot be written.
 //!
 //! A [`Duty`] (the supervisor) is served in the same waits: the parent
 //! polls the duty's descriptor and the command's pidfd together. If the
@@ -25,7 +28,7 @@
 //! child did, and the supervisor outlives no process it serves.
 
 use std::ffi::c_int;
-use std::io;
+use std::io::{self, Write as _};
 use std::mem::MaybeUninit;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -57,6 +60,15 @@ extern "C" fn forward(signal: c_int) {
         // SAFETY: kill(2) is async-signal-safe.
         unsafe { libc::kill(child, signal) };
     }
+}
+
+extern "C" fn pipe_closed(_: c_int) {}
+
+/// Writes what the parent says once the command has ended (the report, the
+/// flush's outcome) on stderr; what a reader that has gone cannot take is
+/// lost, and the parent goes on to flush and to end as the command did.
+pub fn say(text: &str) {
+    let _ = io::stderr().write_all(text.as_bytes());
 }
 
 extern "C" fn stop_waiting(_: c_int) {
@@ -149,6 +161,12 @@ pub fn run(
     }
     let status = wait_for(pid)?;
     CHILD.store(0, Ordering::Relaxed);
+    // The child no longer shares this disposition (nor would it after its
+    // exec): a closed pipe now fails a write, which `say` drops.
+    set_handler(
+        libc::SIGPIPE,
+        pipe_closed as *const () as libc::sighandler_t,
+    );
     if wait == Wait::Tree {
         for signal in IGNORED.iter().chain(&FORWARDED) {
             set_handler(*signal, stop_waiting as *const () as libc::sighandler_t);

@@ -2,12 +2,12 @@
 //! arriving during the flush.
 
 use std::fs;
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::{control_then_synced, eatmydata_sh, marker, options, write_synced};
-use crate::common::{Run, TempDir, command, library, wait_until};
+use crate::common::{Outcome, Run, TempDir, command, library, wait_until};
 use crate::loopfs::LoopFs;
 
 #[test]
@@ -156,4 +156,42 @@ fn the_files_go_even_when_the_command_dies_by_a_signal() {
     );
     let left: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// A reader of eatmydata's output that goes before it has read it all (`2>&1
+/// | head -1`): the report is lost, not the flush, and the status is the
+/// command's. SIGPIPE ended eatmydata at the report's first line, before
+/// the flush (status 141, the data not on the device). The control runs
+/// without --report (whose timed flushes would commit its marker).
+#[test]
+fn a_reader_that_goes_cuts_neither_the_flush_nor_the_status() {
+    let fs = LoopFs::new("atexit-pipe", 32);
+    library();
+    control_then_synced(&fs, "pipe", |synced, text| {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let report: &[&str] = if synced { &["--report"] } else { &[] };
+        let mut eatmydata = Command::new(command());
+        // As a shell starts it: SIGPIPE at its default (this test process
+        // ignores it, and a child would inherit that).
+        // SAFETY: signal(2) is async-signal-safe, as pre_exec asks.
+        unsafe {
+            eatmydata.pre_exec(|| {
+                libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+                Ok(())
+            })
+        };
+        let output = eatmydata
+            .args(options(synced, report))
+            .args(["sh", "-c", &write_synced(text, &fs.join(text))])
+            .stdin(Stdio::null())
+            .stderr(writer)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{:?}", output.status);
+        Outcome {
+            output,
+            calls: vec![],
+        }
+    });
 }

@@ -60,6 +60,7 @@ class Context:
         self.mounts = []  # bind mounts of the run in progress, undone after it
         self.mounted = None  # the fs.Mounted of the run in progress
         self.fs_seen = {}  # file system kind -> its description, from a run on it
+        self.loads = []  # the 1-minute load average after each timed run
         self.daemons = {}  # name -> a daemon started once (dockerd), stopped at exit
         self.base = tempfile.mkdtemp(prefix="bench-db.", dir=args.dir)
         os.chmod(self.base, 0o755)  # the servers run as their own users

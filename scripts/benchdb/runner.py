@@ -16,8 +16,9 @@ its time), so that writeback falling inside or after a run counts the same.
 
 import os
 import subprocess
+import time
 
-from . import common, cpu, fs, modes, proof
+from . import common, cpu, fs, latency, modes, proof
 from .common import Variant, say, settle
 
 SIDE_MODES = ("plain", "eatmydata")
@@ -148,6 +149,24 @@ def with_extra_modes(ctx, module, chosen):
     return chosen[:at] + extra + chosen[at:]
 
 
+def repetitions(ctx, module, chosen, cap):
+    """{variant name: how many runs}: --reps each, at most `cap` (--full);
+    in a --latency run, once for a variant no issue's number judges (not
+    in one of latency.pairs: libeatmydata, the knobs of a program without
+    LATENCY_KNOB, tmpfs). bench() also stops repeating a variant whose run
+    took longer than --long seconds: a plain run at 25 ms is long because
+    of its flushes, and its speed-up needs no median, while a short eaten
+    run is where the machine's noise shows."""
+    judged = {mode for base, eaten, _ in latency.pairs(module) for mode in (base, eaten)}
+    reps = {}
+    for v in chosen:
+        count = min(v.reps, cap or v.reps)
+        if ctx.args.latency and (v.mode.name not in judged or v.fs == "tmpfs"):
+            count = 1
+        reps[v.name] = count
+    return reps
+
+
 def bench(ctx, module, chosen):
     """Every variant's runs of one workload: {variant name: outcome}."""
     if hasattr(module, "variants"):
@@ -170,13 +189,19 @@ def bench(ctx, module, chosen):
             say(f"{module.NAME} {variant.mode.name}: "
                 f"{proof.describe(traced[variant.mode.name])}")
         data["strace"] = traced.get(variant.mode.name)
-    reps = {v.name: min(v.reps, cap or v.reps) for v in chosen}
+    reps = repetitions(ctx, module, chosen, cap)
     for rep in range(max(reps.values())):
         due = [v for v in chosen if reps[v.name] > rep]
+        if not due:
+            break
         turn = rep % len(due)
         for variant in due[turn:] + due[:turn]:
             data = outcome[variant.name]
+            began = time.monotonic()
             result, mapped = attempt(ctx, module, variant, data["failures"])
+            ctx.loads.append(os.getloadavg()[0])
+            if ctx.args.long and time.monotonic() - began > ctx.args.long:
+                reps[variant.name] = min(reps[variant.name], rep + 1)  # long: its runs so far
             if result is None:
                 continue
             data["runs"].append(result)

@@ -61,7 +61,8 @@ whatever --modes and --fs say; PAGE names the docs page whose table a
 import importlib
 
 NAMES = ["sqlite", "postgres", "mariadb", "container", "fio", "etcd", "mariadb-dump",
-         "mariadb-seed", "postgres-suite", "apt", "container-mariadb", "container-postgres"]
+         "mariadb-seed", "postgres-suite", "apt", "container-mariadb", "container-postgres",
+         "build"]
 
 
 def load(names=None):

@@ -7,22 +7,27 @@
  * none runs, and a filter on the caller's thread would stay there for
  * good. A filter is a thread's own, and a child inherits its maker's: so
  * the real call is made on a thread of this process made for it
- * (spawned()), which takes the filter first (src/preload/spawn.rs) and
- * ends with the call. libc still makes the child, applies the caller's
- * file actions and attributes, searches PATH and returns the exec's
- * errors; the child is this process's, and no other program runs before
- * its own.
+ * (spawned()), which takes the filter first (src/preload/spawn.rs). libc
+ * still makes the child, applies the caller's file actions and
+ * attributes, searches PATH and returns the exec's errors; the child is
+ * this process's, and no other program runs before its own.
  *
  * The thread shares everything with the caller, its thread pointer too
  * (libc's per-thread data, errno among it): the caller waits, every
- * signal blocked, until the thread has left the process, so that one of
- * the two runs at a time, as libc's own child does on its parent's. The
+ * signal blocked, until the call has returned, so that one of the two
+ * runs libc at a time, as libc's own child does on its parent's. The
  * child is given the caller's signal mask in the attributes (a copy,
- * where they name none), as it would have had it from the caller. A
- * thread that cannot be made (no memory, no task left) leaves the child
- * unfiltered, as before the filter: its syncs reach the disk.
+ * where they name none), as it would have had it from the caller. Then
+ * the thread, which the kernel records as the child's parent, stays,
+ * without touching libc's data or errno, until the child has ended:
+ * a thread that ends sends its children the signal they asked for
+ * their parent's end (PR_SET_PDEATHSIG, which tini -p sets at its
+ * start). It unmaps its own stack as it ends. A thread that cannot be
+ * made (no memory, no task left) leaves the child unfiltered, as before
+ * the filter: its syncs reach the disk.
  */
 #include "shim.h"
+#include "bare.h"
 
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -32,6 +37,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #define EMD_NEXT_SPAWN(X) X(posix_spawn) X(posix_spawnp)
 
@@ -55,6 +61,12 @@ struct call {
 	 * then as the call left it. */
 	int error;
 	int errnum;
+	/* Set, and woken, once the call has returned: from then on the
+	 * thread leaves all of this to the caller. */
+	int done;
+	/* The thread's stack (its lowest address), which the thread unmaps
+	 * as it ends. */
+	char *stack;
 };
 
 static long kernel(long number, long a, long b, long c, long d, long e,
@@ -64,18 +76,41 @@ static long kernel(long number, long a, long b, long c, long d, long e,
 	return eatmydata_kernel(number, args);
 }
 
+/* The thread's stack: room for libc's posix_spawn (whose child runs on a
+ * stack libc maps) and the filter's set-id check, above a guard of at
+ * least a page of any size Linux has. */
+#define STACK (256 * 1024)
+#define GUARD (64 * 1024)
+
 /* The thread made for the call: the filter, then the call, which sees
- * the caller's errno and leaves its own. The thread ends when this
- * returns. */
+ * the caller's errno and leaves its own; then, the caller woken, the
+ * thread stays the child's parent until the child has ended (or another
+ * thread has reaped it), without reaping it: a thread that ends sends
+ * its children their PR_SET_PDEATHSIG signal, which a child sets for
+ * its parent's end, not for this thread's. */
 static int on_thread(void *argument)
 {
 	struct call *call = argument;
+	char *stack = call->stack;
+	pid_t child = 0;
 	eatmydata_spawn_filter(call->route);
 	errno = call->errnum;
-	call->error = call->next(call->pid, call->path, call->actions,
-				 call->attr, call->argv, call->envp);
+	call->error = call->next(&child, call->path, call->actions, call->attr,
+				 call->argv, call->envp);
 	call->errnum = errno;
-	return 0;
+	if (call->error == 0 && call->pid)
+		*call->pid = child;
+	if (call->error != 0)
+		child = 0;
+	__atomic_store_n(&call->done, 1, __ATOMIC_RELEASE);
+	bare(SYS_futex, (long)&call->done, FUTEX_WAKE_PRIVATE, 1, 0, 0);
+	if (child > 0) {
+		siginfo_t info;
+		while (bare(SYS_waitid, P_PID, child, (long)&info,
+			    WEXITED | WNOWAIT, 0) == -EINTR)
+			;
+	}
+	unmapped_exit(stack, STACK + GUARD);
 }
 
 /* The attributes the thread's call is given: `attr`, or where it names no
@@ -100,61 +135,6 @@ static const posix_spawnattr_t *masked(const posix_spawnattr_t *attr,
 	return copy;
 }
 
-/* Waits until the thread `tid` has left the process. The kernel clears
- * `*word` once the thread no longer uses its stack, and takes it out of
- * the thread group a moment later: until then the process would not be
- * single-threaded (unshare(CLONE_NEWUSER) fails, /proc says 2 threads). */
-static void joined(pid_t tid, pid_t *word)
-{
-	for (pid_t now; (now = __atomic_load_n(word, __ATOMIC_ACQUIRE));)
-		kernel(SYS_futex, (long)word, FUTEX_WAIT, now, 0, 0, 0);
-	long self = kernel(SYS_getpid, 0, 0, 0, 0, 0, 0);
-	for (int tries = 0; tries < 100000; tries++) {
-		if (kernel(SYS_tgkill, self, tid, 0, 0, 0, 0) != 0)
-			return;
-		kernel(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
-	}
-}
-
-/* The thread's stack: room for libc's posix_spawn (whose child runs on a
- * stack libc maps) and the filter's set-id check, above a guard of at
- * least a page of any size Linux has. */
-#define STACK (256 * 1024)
-#define GUARD (64 * 1024)
-
-/* One stack kept for the next call, where a new one would cost a mapping,
- * its guard, its first page faults and an unmapping each time: taken by
- * an exchange and given back by a compare-exchange, so that calls on
- * several threads at once each have one, without a lock. */
-static void *spare;
-
-/* A stack for the thread (its lowest address), or NULL. */
-static char *stack_taken(void)
-{
-	char *kept = __atomic_exchange_n(&spare, NULL, __ATOMIC_ACQUIRE);
-	if (kept)
-		return kept;
-	long at = kernel(SYS_mmap, 0, STACK + GUARD, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
-			 -1, 0);
-	if (at == -1)
-		return NULL;
-	if (kernel(SYS_mprotect, at, GUARD, PROT_NONE, 0, 0, 0) != 0) {
-		kernel(SYS_munmap, at, STACK + GUARD, 0, 0, 0, 0);
-		return NULL;
-	}
-	return (char *)at;
-}
-
-/* Keeps `stack` for the next call, or unmaps it when one is kept. */
-static void stack_given_back(char *stack)
-{
-	void *none = NULL;
-	if (!__atomic_compare_exchange_n(&spare, &none, stack, 0,
-					 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		kernel(SYS_munmap, (long)stack, STACK + GUARD, 0, 0, 0, 0);
-}
-
 /* Makes `call` on a thread made for it: 0, or -1 when no thread could be
  * made and the call was not made. */
 static int spawned(struct call *call)
@@ -168,19 +148,22 @@ static int spawned(struct call *call)
 	posix_spawnattr_t copy;
 	const posix_spawnattr_t *attr = call->attr;
 	call->attr = masked(attr, &copy, &caller);
-	char *stack = stack_taken();
+	long at = kernel(SYS_mmap, 0, STACK + GUARD, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
+			 -1, 0);
 	int made = -1;
-	if (stack) {
-		pid_t word = 0;
+	if (at != -1 && kernel(SYS_mprotect, at, GUARD, PROT_NONE, 0, 0, 0) == 0) {
+		call->stack = (char *)at;
+		call->done = 0;
 		int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
-			    CLONE_THREAD | CLONE_SYSVSEM | CLONE_PARENT_SETTID |
-			    CLONE_CHILD_CLEARTID;
-		made = clone(on_thread, stack + STACK + GUARD, flags, call,
-			     &word, NULL, &word);
-		if (made > 0)
-			joined(made, &word);
-		stack_given_back(stack);
+			    CLONE_THREAD | CLONE_SYSVSEM;
+		made = clone(on_thread, call->stack + STACK + GUARD, flags, call);
+		while (made > 0 && !__atomic_load_n(&call->done, __ATOMIC_ACQUIRE))
+			kernel(SYS_futex, (long)&call->done, FUTEX_WAIT_PRIVATE, 0,
+			       0, 0, 0);
 	}
+	if (at != -1 && made <= 0)
+		kernel(SYS_munmap, at, STACK + GUARD, 0, 0, 0, 0);
 	kernel(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, sizeof mask, 0,
 	       0);
 	/* The caller's own again: `copy` ends with this frame. */
@@ -223,7 +206,7 @@ int HOOK(posix_spawn)(pid_t *pid, const char *path,
 	struct emd_spawn_route route;
 	route.program = NULL;
 	char *const *env = DECIDED(path, 0);
-	struct call call = { NULL, pid, path, actions, attr, argv, env, &route, 0, 0 };
+	struct call call = { NULL, pid, path, actions, attr, argv, env, &route, 0, 0, 0, NULL };
 	return spawn(NEXT(posix_spawn), call);
 }
 MATCHES(posix_spawn);
@@ -237,7 +220,7 @@ int HOOK(posix_spawnp)(pid_t *pid, const char *file,
 	struct emd_spawn_route route;
 	route.program = NULL;
 	char *const *env = DECIDED(file, 1);
-	struct call call = { NULL, pid, file, actions, attr, argv, env, &route, 0, 0 };
+	struct call call = { NULL, pid, file, actions, attr, argv, env, &route, 0, 0, 0, NULL };
 	return spawn(NEXT(posix_spawnp), call);
 }
 MATCHES(posix_spawnp);

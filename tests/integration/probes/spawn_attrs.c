@@ -18,15 +18,21 @@
  *            ENOENT-chdir, ENOENT-open
  *                     a chdir to, an open of, a path that is not there
  *          Prints the child's state (for `actions`, what it wrote to
- *          DIR/out), then the caller's: its blocked signals, its threads,
+ *          DIR/out), then the caller's: its threads once none ends any
+ *          more, its blocked signals,
  *          its seccomp mode and no_new_privs, errno's name, the child's
  *          status; or "posix_spawn: NAME".
  *        spawn_attrs concurrent PROGRAM
  *          4 threads each start `PROGRAM --seccomp` 25 times at once;
  *          prints how many children ran under a filter, then the
- *          caller's threads once they are joined.
+ *          caller's threads once they are joined and none ends any more.
+ *        spawn_attrs pdeathsig PROGRAM
+ *          starts `PROGRAM --pdeathsig` 25 times, one after the other,
+ *          and prints how many were killed.
  *        spawn_attrs --seccomp
  *          exits with its seccomp mode.
+ *        spawn_attrs --pdeathsig
+ *          asks for SIGKILL at its parent's end, waits 5 ms, exits 0.
  *        spawn_attrs --state PARENT [ANY...]
  *          prints its blocked, ignored and caught signals, whether its
  *          parent is PARENT, its process group and session are its own,
@@ -60,6 +66,26 @@ static void status_lines(const char *const *names)
 				fputs(line, stdout);
 	if (status)
 		fclose(status);
+}
+
+/* This process's threads, once no more end (2 s at most): the line of
+ * /proc/self/status. */
+static void settled(void)
+{
+	char line[256] = "", last[256] = "";
+	for (int tries = 0; tries < 200; tries++) {
+		FILE *status = fopen("/proc/self/status", "r");
+		while (status && fgets(line, sizeof line, status))
+			if (strncmp(line, "Threads:", 8) == 0)
+				break;
+		if (status)
+			fclose(status);
+		snprintf(last, sizeof last, "%s", line);
+		if (strcmp(line, "Threads:\t1\n") == 0)
+			break;
+		usleep(10000);
+	}
+	fputs(last, stdout);
 }
 
 static int state(const char *parent)
@@ -119,8 +145,25 @@ static int concurrent(char *program)
 		filtered += (long)counted;
 	}
 	printf("filtered %ld of %d\n", filtered, THREADS * EACH);
-	static const char *const mine[] = { "Threads:", NULL };
-	status_lines(mine);
+	settled();
+	return 0;
+}
+
+/* `program --pdeathsig` EACH times, one after the other: how many were
+ * killed by the signal they asked for their parent's end. */
+static int pdeathsig(char *program)
+{
+	int killed = 0;
+	char *child[] = { program, "--pdeathsig", NULL };
+	for (int i = 0; i < EACH; i++) {
+		pid_t pid;
+		int status;
+		if (posix_spawn(&pid, program, NULL, NULL, child, environ) ||
+		    waitpid(pid, &status, 0) != pid)
+			return 1;
+		killed += WIFSIGNALED(status);
+	}
+	printf("killed %d of %d\n", killed, EACH);
 	return 0;
 }
 
@@ -137,6 +180,13 @@ int main(int argc, char **argv)
 		return prctl(PR_GET_SECCOMP);
 	if (argc == 3 && strcmp(argv[1], "concurrent") == 0)
 		return concurrent(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "pdeathsig") == 0)
+		return pdeathsig(argv[2]);
+	if (argc == 2 && strcmp(argv[1], "--pdeathsig") == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		usleep(5000);
+		return 0;
+	}
 	if (argc != 4)
 		return 2;
 	const char *how = argv[1], *program = argv[2], *dir = argv[3];
@@ -216,14 +266,6 @@ int main(int argc, char **argv)
 	errno = EDOM;
 	int error = posix_spawn(&pid, program, acts, given, child, environ);
 	int after = errno;
-	/* The threads at once, before anything else can let one go. */
-	char threads[256] = "";
-	FILE *status_file = fopen("/proc/self/status", "r");
-	while (status_file && fgets(threads, sizeof threads, status_file))
-		if (strncmp(threads, "Threads:", 8) == 0)
-			break;
-	if (status_file)
-		fclose(status_file);
 	if (error) {
 		printf("posix_spawn: %s\n", strerrorname_np(error));
 		return 1;
@@ -240,7 +282,7 @@ int main(int argc, char **argv)
 			fclose(file);
 	}
 	printf("caller:\n");
-	fputs(threads, stdout);
+	settled();
 	static const char *const mine[] = { "SigBlk:", NULL };
 	status_lines(mine);
 	printf("caller_seccomp=%d caller_nnp=%d\n", prctl(PR_GET_SECCOMP),

@@ -154,18 +154,48 @@ fn an_asan_program_runs_as_under_runc() {
     assert!(log.contains("is linked with a sanitizer runtime"), "{log}");
 }
 
-/// A static program reads no `LD_PRELOAD`, and what it starts would
-/// inherit it without the library's check at exec (an i386 child prints
-/// the loader's error): it goes without, and the rules eat the fsyncs of
-/// the program and of all it starts.
+/// A static program reads no `LD_PRELOAD`, and what it starts inherits
+/// it without the library's check at exec: where the rootfs holds a
+/// loader that cannot take the library (i386's here, whose programs would
+/// print the loader's error), it goes without, and the rules eat the
+/// fsyncs of the program and of all it starts.
 #[test]
-fn a_static_program_goes_without_the_preload() {
+fn a_static_program_beside_an_i386_loader_goes_without_the_preload() {
     let program = probe("fsync_loop", &["-static"]);
     let disk = LoopFs::new("runtime-static-preload", 64);
     let bundle = Bundle::new("runtime-static-preload", &[&program], &disk);
+    let lib = bundle.dir.join("rootfs/lib");
+    fs::create_dir_all(&lib).unwrap();
+    fs::copy(
+        fs::canonicalize("/lib/ld-linux.so.2").expect("i386's loader (libc6-i386)"),
+        lib.join("ld-linux.so.2"),
+    )
+    .unwrap();
     let log = compare_fsyncs(&bundle, &disk, &inside(&program));
     assert!(preloads(&bundle).is_empty(), "{log}");
-    assert!(log.contains("is a static program"), "{log}");
+    assert!(
+        log.contains("is a static program")
+            && log.contains("and the rootfs holds /lib/ld-linux.so.2, a loader of another class"),
+        "{log}"
+    );
+}
+
+/// The same static program in a rootfs whose every loader takes the
+/// library (it holds none) keeps `LD_PRELOAD`, for what it starts
+/// (`runtime/edit/program/loaders.rs`); its own fsyncs are still the
+/// rules'.
+#[test]
+fn a_static_program_keeps_the_preload_where_every_loader_fits() {
+    let program = probe("fsync_loop", &["-static"]);
+    let disk = LoopFs::new("runtime-static-fits", 64);
+    let bundle = Bundle::new("runtime-static-fits", &[&program], &disk);
+    let log = compare_fsyncs(&bundle, &disk, &inside(&program));
+    assert_eq!(
+        preloads(&bundle),
+        [format!("LD_PRELOAD={MOUNTED}")],
+        "{log}"
+    );
+    assert!(log.contains("LD_PRELOAD set"), "{log}");
 }
 
 /// podman mounts `/dev` `noexec`: the library's bind is a mount of its
@@ -392,9 +422,10 @@ fn hooks_without_env_see_the_original_environment() {
     assert!(!preloads(&bundle).is_empty(), "the container itself has it");
 }
 
-/// A static program gets no `LD_PRELOAD`, but its container still gets
-/// the account's `EATMYDATA_REPORT`: a hook that inherits `process.env`
-/// sees neither, as under runc alone. Security review 3 (issue 45): a
+/// A static program's container gets `LD_PRELOAD` (its rootfs holds no
+/// loader that cannot take the library) and the account's
+/// `EATMYDATA_REPORT`: a hook that inherits `process.env` sees neither,
+/// as under runc alone. Security review 3 (issue 45): a
 /// static program's hooks inherited `EATMYDATA_REPORT`.
 #[test]
 fn hooks_of_a_static_program_see_the_original_environment() {

@@ -171,43 +171,43 @@ static int spawned(struct call *call)
 	return made > 0 ? 0 : -1;
 }
 
-/* The real call `next`, on a thread made for it where `route` names a
- * program whose child must have the filter. */
-static int spawn(spawn_fn next, struct call call)
+/* The real call `next` for the program `path` (searched in PATH when
+ * `search`) with the environment decided for it, on a thread made for
+ * it where the child must have the filter. */
+static int spawn(spawn_fn next, int search, pid_t *pid, const char *path,
+		 const posix_spawn_file_actions_t *actions,
+		 const posix_spawnattr_t *attr, char *const argv[],
+		 char *const envp[])
 {
+	struct emd_exec_room room;
+	struct emd_spawn_route route;
+	route.program = NULL;
+	char *const *env = eatmydata_exec_env(AT_FDCWD, path, 0, search,
+					      &route, argv, envp, &room,
+					      sizeof room);
 	if (!next)
 		return eatmydata_missing();
-	if (call.route->program) {
-		call.next = next;
-		call.errnum = errno;
+	if (route.program) {
+		struct call call = { .next = next, .pid = pid, .path = path,
+				     .actions = actions, .attr = attr,
+				     .argv = argv, .envp = env,
+				     .route = &route, .errnum = errno };
 		int made = spawned(&call);
 		errno = call.errnum;
 		if (made == 0)
 			return call.error;
-		eatmydata_spawn_unfiltered(call.route);
+		eatmydata_spawn_unfiltered(&route);
 	}
-	return next(call.pid, call.path, call.actions, call.attr, call.argv,
-		    call.envp);
+	return next(pid, path, actions, attr, argv, env);
 }
-
-/* The environment the child gets, decided in `room` for the program
- * `path` (searched in PATH when `search`); `route` filled when it must
- * have the filter. */
-#define DECIDED(path, search)                                                 \
-	eatmydata_exec_env(AT_FDCWD, path, 0, search, &route, argv, envp,     \
-			   &room, sizeof room)
 
 int HOOK(posix_spawn)(pid_t *pid, const char *path,
 		      const posix_spawn_file_actions_t *actions,
 		      const posix_spawnattr_t *attr, char *const argv[],
 		      char *const envp[])
 {
-	struct emd_exec_room room;
-	struct emd_spawn_route route;
-	route.program = NULL;
-	char *const *env = DECIDED(path, 0);
-	struct call call = { NULL, pid, path, actions, attr, argv, env, &route, 0, 0, 0, NULL };
-	return spawn(NEXT(posix_spawn), call);
+	return spawn(NEXT(posix_spawn), 0, pid, path, actions, attr, argv,
+		     envp);
 }
 MATCHES(posix_spawn);
 
@@ -216,11 +216,7 @@ int HOOK(posix_spawnp)(pid_t *pid, const char *file,
 		       const posix_spawnattr_t *attr, char *const argv[],
 		       char *const envp[])
 {
-	struct emd_exec_room room;
-	struct emd_spawn_route route;
-	route.program = NULL;
-	char *const *env = DECIDED(file, 1);
-	struct call call = { NULL, pid, file, actions, attr, argv, env, &route, 0, 0, 0, NULL };
-	return spawn(NEXT(posix_spawnp), call);
+	return spawn(NEXT(posix_spawnp), 1, pid, file, actions, attr, argv,
+		     envp);
 }
 MATCHES(posix_spawnp);

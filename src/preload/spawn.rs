@@ -9,7 +9,8 @@
 //! for the filter, the hook ([`route`]) has the real `posix_spawn` called
 //! on a thread of this process made for the call (`c/spawn.c`), which
 //! takes the filter first ([`eatmydata_spawn_filter`]: the rules of an
-//! exec, `seccomp.rs`) and ends with the call. libc still makes the
+//! exec, `seccomp.rs`) and stays, as the child's parent, until the
+//! child has ended (`c/spawn.c` says why). libc still makes the
 //! child, applies the caller's file actions and attributes, searches
 //! `PATH` and returns the exec's errors; the child is this process's, as
 //! the pid `posix_spawn` returns says, and its argv, environment and

@@ -127,6 +127,13 @@ def table(workloads, results, describe_all):
     return lines
 
 
+def summaries(workloads, results):
+    """What each workload says of its own outcome beyond the table's columns
+    (its optional `summary(outcome)`: build's ratio to plain)."""
+    return [line for module in workloads if module.NAME in results
+            and hasattr(module, "summary") for line in module.summary(results[module.NAME])]
+
+
 def phases(workloads, results):
     """Median seconds of each phase, per variant: where the time goes."""
     lines = []

@@ -35,7 +35,9 @@ the sync that starts the run, to put files in place that are not the run's
 work (probe: for the short strace run; mounts made with ctx.bind are undone
 after the run); and
 check(ctx, variant): called after each timed run, outside its accounting,
-on the same file system, to verify what the run left (raise RuntimeError).
+on the same file system, to verify what the run left (raise RuntimeError);
+and summary(outcome) -> [str]: lines the report prints after the table,
+for a figure its columns do not give (build: its time as a ratio of plain's).
 
 Under --latency (ctx.args.latency), each run's file system is on a device
 whose flushes take a chosen time, up to 25 ms: a workload keeps its quick

@@ -27,6 +27,8 @@ fn shim() {
         "src/preload/c/uring.c",
         "src/preload/c/exec.c",
         "src/preload/c/spawn.c",
+        "src/preload/c/spawn_here.c",
+        "src/preload/c/spawn_thread.c",
     ];
     println!("cargo:rerun-if-changed=src/preload/c");
     println!("cargo:rerun-if-changed=build");

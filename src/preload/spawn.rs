@@ -68,9 +68,10 @@ pub fn route(
 /// What a child gets when the path `PATH` gave does not fit the route.
 const TOO_LONG: &str = "posix_spawn starts it in a child the library cannot reach before its exec, and its path is too long to check: unfiltered, its syncs reach the disk (eatmydata --seccomp covers it)";
 
-/// What a child gets when the thread cannot be made (no memory for its
-/// stack, no task left under `RLIMIT_NPROC` or the cgroup's `pids.max`).
-const UNFILTERED: &str = "posix_spawn starts it in a child the library cannot reach before its exec, and no thread could be made to give the child the filter: unfiltered, its syncs reach the disk (eatmydata --seccomp covers it)";
+/// What a child gets when no stack can be mapped for the child made
+/// here (or for the thread made for the call), or the thread cannot be
+/// made (no task left under `RLIMIT_NPROC` or the cgroup's `pids.max`).
+const UNFILTERED: &str = "posix_spawn starts it in a child the library cannot reach before its exec, and no stack could be mapped, or no thread made, to give the child the filter: unfiltered, its syncs reach the disk (eatmydata --seccomp covers it)";
 
 /// What a filled route says: the program, why it goes without the
 /// library, whether that is said.

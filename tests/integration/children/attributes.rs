@@ -1,13 +1,15 @@
-//! What a `posix_spawn` child that gets the filter from a thread made
-//! for the call (`src/preload/c/spawn.c`) starts with, by the attributes
-//! and file actions libc applies, and what the caller is left with,
-//! against a control without eatmydata: `probes/spawn_attrs.c`.
+//! What a `posix_spawn` child that gets the filter starts with, by its
+//! attributes and file actions, and what the caller is left with,
+//! against a control without eatmydata: `probes/spawn_attrs.c`. In a
+//! glibc program the hook makes the child itself, as glibc does; in a
+//! musl one, libc makes it on a thread made for the call
+//! (`src/preload/c/spawn.c`).
 
 use std::path::Path;
 
 use super::filter::{NO_SYS_ADMIN, shown};
 use super::spawn::spawned;
-use crate::common::{Outcome, Run, TempDir, command, library, probe};
+use crate::common::{Libc, Outcome, Run, TempDir, command, library, probe, probe_for};
 
 /// `spawn_attrs CASE` behind `runner`, under eatmydata (with
 /// `options`) or without: the lines of the filter (the child's
@@ -73,21 +75,22 @@ fn attributes_and_file_actions_reach_the_child_as_without_eatmydata() {
     assert!(shown.contains("caller_seccomp=0 caller_nnp=0"), "{shown}");
     assert_eq!(control_filter, "NoNewPrivs:\t0 Seccomp:\t0");
     assert_eq!(filter, "NoNewPrivs:\t1 Seccomp:\t2");
-    // No room for the thread's stack (the address space capped): the
+    // No room for the child's stack (the address space capped): the
     // child goes unfiltered, said under -v, and otherwise as without.
     let (control, control_filter, shown) = attrs(&["env"], None, "no-room");
     let (said, filter, ours_shown) = attrs(&["env"], Some(&["-v"]), "no-room");
     assert_eq!(control.output.status.code(), Some(0), "{shown}");
     assert_eq!((ours_shown, filter), (shown, control_filter));
     assert!(
-        said.stderr().contains("no thread could be made"),
+        said.stderr().contains("no stack could be mapped"),
         "{}",
         said.stderr()
     );
     // A file action that fails in the child fails the call, as without.
-    for case in ["ENOENT-chdir", "ENOENT-open"] {
+    for case in ["ENOENT-chdir", "ENOENT-open", "ENOTTY-tcsetpgrp"] {
         let (control, _, shown) = attrs(&["env"], None, case);
-        assert_eq!(shown, "posix_spawn: ENOENT", "{case}");
+        let error = case.split('-').next().unwrap();
+        assert_eq!(shown, format!("posix_spawn: {error}"), "{case}");
         let (said, _, ours_shown) = attrs(&["env"], Some(&["-v"]), case);
         assert_eq!(ours_shown, shown, "{case}");
         assert_eq!(said.output.status.code(), control.output.status.code());
@@ -96,62 +99,77 @@ fn attributes_and_file_actions_reach_the_child_as_without_eatmydata() {
     }
 }
 
-/// Four threads spawning at once (100 children): each call has a thread
-/// (and a stack) of its own, every child runs under the filter, and
-/// none of the threads made for the calls is left once the children
-/// have ended.
+/// `spawn_attrs CASE PROGRAM`, the caller built for `libc`, under
+/// eatmydata or without.
+fn spawning(libc: Libc, eatmydata: bool, case: &str) -> Outcome {
+    let fixed = probe("spawn_attrs", &["-static"]);
+    let mut run = match eatmydata {
+        true => Run::new(command()),
+        false => Run::new("env"),
+    };
+    run = run.arg(probe_for(libc, "spawn_attrs", &[]));
+    run.args([case, fixed.to_str().unwrap()]).run()
+}
+
+/// Four threads spawning at once (100 children), in a glibc program and
+/// in a musl one: every child runs under the filter, and no thread is
+/// left once the children have ended (musl's calls each had one).
 #[test]
 fn threads_spawning_at_once_each_have_their_children_filtered() {
     library();
-    let fixed = probe("spawn_attrs", &["-static"]);
-    let run = |eatmydata: Option<&[&str]>| {
-        let mut run = match eatmydata {
-            Some(options) => Run::new(command()).args(options),
-            None => Run::new("env"),
+    for libc in [Libc::Glibc, Libc::Musl] {
+        let counted = |filtered| {
+            let out = format!("filtered {filtered} of 100\nThreads:\t1\n");
+            (Some(0), out, String::new())
         };
-        run = run.arg(probe("spawn_attrs", &[]));
-        run.args(["concurrent", fixed.to_str().unwrap()]).run()
-    };
-    let control = run(None);
-    assert_eq!(
-        shown(&control),
-        (
-            Some(0),
-            "filtered 0 of 100\nThreads:\t1\n".into(),
-            String::new()
-        )
-    );
-    let ours = run(Some(&[]));
-    assert_eq!(
-        shown(&ours),
-        (
-            Some(0),
-            "filtered 100 of 100\nThreads:\t1\n".into(),
-            String::new()
-        )
-    );
+        let control = spawning(libc, false, "concurrent");
+        assert_eq!(shown(&control), counted(0), "{libc:?}");
+        let ours = spawning(libc, true, "concurrent");
+        assert_eq!(shown(&ours), counted(100), "{libc:?}");
+    }
 }
 
 /// A child that asks for a signal at its parent's end (tini -p does, at
-/// its start) is not sent it when the thread made for the call ends: the
-/// thread, the child's parent as the kernel records it, stays until the
-/// child has ended. Ending with the call, it killed 43% of them on a
-/// loaded machine.
+/// its start) is not sent it: in a glibc program its parent is the
+/// calling thread, as without eatmydata; in a musl one the thread made
+/// for the call, the child's parent as the kernel records it, stays
+/// until the child has ended (ending with the call, it killed 43% of
+/// them on a loaded machine).
 #[test]
 fn a_child_asking_for_a_signal_at_its_parent_s_end_lives() {
     library();
-    let fixed = probe("spawn_attrs", &["-static"]);
-    let args = ["pdeathsig", fixed.to_str().unwrap()];
-    let control = Run::new(probe("spawn_attrs", &[])).args(args).run();
+    for libc in [Libc::Glibc, Libc::Musl] {
+        let control = spawning(libc, false, "pdeathsig");
+        let killed = (Some(0), "killed 0 of 25\n".into(), String::new());
+        assert_eq!(shown(&control), killed, "{libc:?}");
+        assert_eq!(
+            shown(&spawning(libc, true, "pdeathsig")),
+            killed,
+            "{libc:?}"
+        );
+    }
+}
+
+/// While the child runs: in a glibc program, the hook made it as glibc
+/// does, so the process has no thread more than without eatmydata, and
+/// the calling thread's own wait (`__WNOTHREAD`) finds it. In a musl
+/// one, the thread made for the call is there until the child ends, and
+/// is its parent: the two differences docs/seccomp.md lists.
+#[test]
+fn a_glibc_program_s_child_is_the_calling_thread_s_own() {
+    library();
+    let control = spawning(Libc::Glibc, false, "running");
+    let expected = "Threads:\t1\nown wait: running\nstatus=0\n";
+    assert_eq!(shown(&control), (Some(0), expected.into(), String::new()));
     assert_eq!(
-        shown(&control),
-        (Some(0), "killed 0 of 25\n".into(), String::new())
+        shown(&spawning(Libc::Glibc, true, "running")),
+        shown(&control)
     );
-    let ours = Run::new(command())
-        .arg(probe("spawn_attrs", &[]))
-        .args(args)
-        .run();
-    assert_eq!(shown(&ours), shown(&control));
+    let control = spawning(Libc::Musl, false, "running");
+    assert_eq!(shown(&control), (Some(0), expected.into(), String::new()));
+    let threaded = "Threads:\t2\nown wait: 10\nstatus=0\n";
+    let ours = spawning(Libc::Musl, true, "running");
+    assert_eq!(shown(&ours), (Some(0), threaded.into(), String::new()));
 }
 
 /// A spawn with more arguments than a frame holds pointers for is

@@ -17,6 +17,13 @@
  *                     above its size
  *            ENOENT-chdir, ENOENT-open
  *                     a chdir to, an open of, a path that is not there
+ *            ENOTTY-tcsetpgrp
+ *                     the terminal's foreground group set on a pipe
+ *        spawn_attrs running PROGRAM
+ *          starts `PROGRAM --hold` reading a pipe, and while it runs
+ *          prints the caller's threads and whether a wait of the calling
+ *          thread's own children (__WNOTHREAD) finds it; then ends it and
+ *          prints its status.
  *          Prints the child's state (for `actions`, what it wrote to
  *          DIR/out), then the caller's: its threads once none ends any
  *          more, its blocked signals,
@@ -33,6 +40,8 @@
  *          exits with its seccomp mode.
  *        spawn_attrs --pdeathsig
  *          asks for SIGKILL at its parent's end, waits 5 ms, exits 0.
+ *        spawn_attrs --hold
+ *          reads its standard input to its end, exits 0.
  *        spawn_attrs --state PARENT [ANY...]
  *          prints its blocked, ignored and caught signals, whether its
  *          parent is PARENT, its process group and session are its own,
@@ -54,6 +63,18 @@
 #include <unistd.h>
 
 extern char **environ;
+
+/* An error's name, where libc names it (glibc), else its number. */
+static const char *named(int error)
+{
+#ifdef __GLIBC__
+	return strerrorname_np(error);
+#else
+	static char number[16];
+	snprintf(number, sizeof number, "%d", error);
+	return number;
+#endif
+}
 
 /* Prints the lines of /proc/self/status that start with each of `names`. */
 static void status_lines(const char *const *names)
@@ -167,6 +188,35 @@ static int pdeathsig(char *program)
 	return 0;
 }
 
+/* `program --hold` reading a pipe: the caller's threads and what a wait
+ * of the calling thread's own children finds while it runs, then its
+ * status once the pipe is closed. */
+static int running(char *program)
+{
+	int ends[2];
+	if (pipe(ends) != 0)
+		return 1;
+	posix_spawn_file_actions_t actions;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_adddup2(&actions, ends[0], 0);
+	posix_spawn_file_actions_addclose(&actions, ends[1]);
+	char *child[] = { program, "--hold", NULL };
+	pid_t pid;
+	if (posix_spawn(&pid, program, &actions, NULL, child, environ))
+		return 1;
+	close(ends[0]);
+	static const char *const threads[] = { "Threads:", NULL };
+	status_lines(threads);
+	int status;
+	pid_t found = waitpid(pid, &status, WNOHANG | __WNOTHREAD);
+	printf("own wait: %s\n", found == 0 ? "running" : found < 0 ? named(errno) : "ended");
+	close(ends[1]);
+	if (waitpid(pid, &status, 0) != pid)
+		return 1;
+	printf("status=%d\n", status);
+	return 0;
+}
+
 static void on_term(int sig)
 {
 	(void)sig;
@@ -182,6 +232,14 @@ int main(int argc, char **argv)
 		return concurrent(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "pdeathsig") == 0)
 		return pdeathsig(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "running") == 0)
+		return running(argv[2]);
+	if (argc == 2 && strcmp(argv[1], "--hold") == 0) {
+		char byte;
+		while (read(0, &byte, 1) > 0)
+			;
+		return 0;
+	}
 	if (argc == 2 && strcmp(argv[1], "--pdeathsig") == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		usleep(5000);
@@ -235,7 +293,9 @@ int main(int argc, char **argv)
 		posix_spawn_file_actions_addclose(&actions, 0);
 		posix_spawn_file_actions_addchdir_np(&actions, "/");
 		posix_spawn_file_actions_addfchdir_np(&actions, folder);
+#ifdef __GLIBC__
 		posix_spawn_file_actions_addclosefrom_np(&actions, 10);
+#endif
 	} else if (strcmp(how, "no-room") == 0) {
 		/* The address space capped 192 KiB above what it is: room for
 		 * libc's stack for its child, not for a thread's of 320. */
@@ -255,6 +315,13 @@ int main(int argc, char **argv)
 		posix_spawn_file_actions_addchdir_np(&actions, "/nonexistent/eatmydata");
 	} else if (strcmp(how, "ENOENT-open") == 0) {
 		posix_spawn_file_actions_addopen(&actions, 5, "/nonexistent/eatmydata", O_RDONLY, 0);
+#ifdef __GLIBC__
+	} else if (strcmp(how, "ENOTTY-tcsetpgrp") == 0) {
+		int ends[2];
+		if (pipe(ends) != 0)
+			return 3;
+		posix_spawn_file_actions_addtcsetpgrp_np(&actions, ends[0]);
+#endif
 	} else {
 		return 2;
 	}
@@ -267,7 +334,7 @@ int main(int argc, char **argv)
 	int error = posix_spawn(&pid, program, acts, given, child, environ);
 	int after = errno;
 	if (error) {
-		printf("posix_spawn: %s\n", strerrorname_np(error));
+		printf("posix_spawn: %s\n", named(error));
 		return 1;
 	}
 	int status;
@@ -287,6 +354,6 @@ int main(int argc, char **argv)
 	status_lines(mine);
 	printf("caller_seccomp=%d caller_nnp=%d\n", prctl(PR_GET_SECCOMP),
 	       prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
-	printf("errno=%s\nstatus=%d\n", strerrorname_np(after), status);
+	printf("errno=%s\nstatus=%d\n", named(after), status);
 	return 0;
 }

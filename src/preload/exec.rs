@@ -69,7 +69,7 @@ fn own_name() -> Option<&'static CStr> {
 /// slash) started with `envp`: `envp` itself, or the room's slots.
 /// `route`, null for an exec of this process, is given by `posix_spawn`,
 /// whose child libc makes and runs without us: filled when the child must
-/// have the filter from a thread made for the call (`spawn.rs`). `argv`, the
+/// have the filter, which the hook then gives it (`spawn.rs`). `argv`, the
 /// program's arguments, tell what a static init runs (`durability/init.rs`).
 ///
 /// # Safety
@@ -382,8 +382,8 @@ fn searched(name: &CStr) -> bool {
 /// program's environment (`protocol::CHILD_FILTER`), unless that also
 /// turns the library off there (`EATMYDATA_DISABLE`, durability asked
 /// back); said on stderr when asked so. `ldd` runs nothing: none. A
-/// `posix_spawn` child (`route` given) gets it from the thread made for
-/// the call (`spawn.rs`), which says so itself.
+/// `posix_spawn` child (`route` given) gets it where the hook makes it
+/// (`spawn.rs`), which says so itself.
 fn filter_for(
     entries: &Entries,
     program: (c_int, &CStr, c_int),

@@ -36,7 +36,7 @@ mod maps;
 // 2e: what a program about to be executed is, read from its file, and
 // whether a file carries this library's build ID;
 // 2f: the command's plain seccomp filter, installed before such a program;
-// 2g: and on the thread made for a posix_spawn whose child must have it.
+// 2g: and in a posix_spawn child that must have it (`spawn.rs`).
 mod build_id;
 mod image;
 mod seccomp;

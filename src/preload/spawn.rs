@@ -1,21 +1,19 @@
 //! A `posix_spawn` child that goes without the library gets the plain
-//! seccomp filter from a thread made for the call.
+//! seccomp filter before its exec.
 //!
 //! `posix_spawn(3)` makes its child and executes the program inside libc
 //! (a `CLONE_VM|CLONE_VFORK` clone of the calling thread, then libc's
 //! internal `execve`), where no hook runs, and a filter the caller's
-//! thread took before the call would stay on it for good. A filter is a
-//! thread's own and is inherited at `clone`: so where the command asked
-//! for the filter, the hook ([`route`]) has the real `posix_spawn` called
-//! on a thread of this process made for the call (`c/spawn.c`), which
-//! takes the filter first ([`eatmydata_spawn_filter`]: the rules of an
-//! exec, `seccomp.rs`) and stays, as the child's parent, until the
-//! child has ended (`c/spawn.c` says why). libc still makes the
-//! child, applies the caller's file actions and attributes, searches
-//! `PATH` and returns the exec's errors; the child is this process's, as
-//! the pid `posix_spawn` returns says, and its argv, environment and
-//! `/proc/PID/comm` are the program's. No process image runs between the
-//! spawn and the program.
+//! thread took before the call would stay on it for good. So where the
+//! command asked for the filter, the hook ([`route`]) makes the child
+//! itself in a glibc program, as glibc does (`c/spawn_here.c`), and the
+//! child takes the filter first ([`eatmydata_spawn_filter`]: the rules of
+//! an exec, `seccomp.rs`); elsewhere it has the real `posix_spawn` called
+//! on a thread of this process made for the call, which takes the filter
+//! first and which the child inherits it from (`c/spawn_thread.c`).
+//! Either way the child is the program's, as the pid `posix_spawn`
+//! returns says, and its argv, environment and `/proc/PID/comm` are the
+//! program's; no process image runs between the spawn and the program.
 
 use core::ffi::{CStr, c_char};
 
@@ -26,8 +24,7 @@ use crate::seccomp;
 pub const PATH_ROOM: usize = 4096;
 
 /// `struct emd_spawn_route` of `c/shim.h`: what the hook fills when the
-/// child must get the filter from a thread of its own; `program` stays
-/// null otherwise.
+/// child must get the filter; `program` stays null otherwise.
 #[repr(C)]
 pub struct Route {
     /// The program, as the filter's set-id check reads it.
@@ -45,7 +42,7 @@ const _: () = assert!(core::mem::offset_of!(Route, path) == 12 && size_of::<Rout
 /// Routes the spawn of `program` (as the caller named it; `found`, the
 /// file `PATH` gave for it, when searched), which goes without the
 /// library for `why` and gets the filter, said when `tell`: `Err` with
-/// what the child gets when it needs no thread of its own.
+/// what the child gets when the hook need not give it the filter.
 pub fn route(
     route: &mut Route,
     program: &CStr,
@@ -68,9 +65,9 @@ pub fn route(
 /// What a child gets when the path `PATH` gave does not fit the route.
 const TOO_LONG: &str = "posix_spawn starts it in a child the library cannot reach before its exec, and its path is too long to check: unfiltered, its syncs reach the disk (eatmydata --seccomp covers it)";
 
-/// What a child gets when no stack can be mapped for the child made
-/// here (or for the thread made for the call), or the thread cannot be
-/// made (no task left under `RLIMIT_NPROC` or the cgroup's `pids.max`).
+/// What a child gets when no stack can be mapped for it (or for the
+/// thread made for the call), or the thread cannot be made (no task left
+/// under `RLIMIT_NPROC` or the cgroup's `pids.max`).
 const UNFILTERED: &str = "posix_spawn starts it in a child the library cannot reach before its exec, and no stack could be mapped, or no thread made, to give the child the filter: unfiltered, its syncs reach the disk (eatmydata --seccomp covers it)";
 
 /// What a filled route says: the program, why it goes without the
@@ -86,8 +83,10 @@ fn read(route: &Route) -> Option<(&CStr, Why, bool)> {
     Some((program, why, route.code[1] == b'v'))
 }
 
-/// `eatmydata_spawn_filter`: on the thread made for the spawn, installs
-/// the plain filter its child will inherit, and says so under `-v`.
+/// `eatmydata_spawn_filter`: in the child made by the hook, or on the
+/// thread made for the spawn, installs the plain filter the program will
+/// run under, and says so under `-v`. In the child, which shares the
+/// caller's memory, it leaves errno to the caller (`c/spawn_here.c`).
 ///
 /// # Safety
 /// `route` is one [`route`] filled, still alive.
@@ -103,8 +102,8 @@ pub unsafe extern "C" fn eatmydata_spawn_filter(route: *const Route) {
     }
 }
 
-/// `eatmydata_spawn_unfiltered`: the thread could not be made, and the
-/// spawn goes on without it; said under `-v`.
+/// `eatmydata_spawn_unfiltered`: neither the child nor the thread could be
+/// made, and the spawn goes on without the filter; said under `-v`.
 ///
 /// # Safety
 /// As for [`eatmydata_spawn_filter`].

@@ -19,7 +19,7 @@ mod attributes;
 mod filter;
 /// The PATH search that tells which program an execvp or posix_spawnp runs.
 mod path_search;
-/// posix_spawn's children too, from a thread made for the call.
+/// posix_spawn's children too, made by the hook or from a thread.
 mod spawn;
 /// What another user sees of such a child: its own arguments, not its environment.
 mod unseen;

@@ -55,8 +55,7 @@ struct emd_exec_room {
 	char preload[EMD_EXEC_BYTES];
 };
 /* What a posix_spawn hook is told when the child must have the plain
- * filter from a thread made for the call (spawn.rs's Route): `program`
- * is null when not. */
+ * filter (spawn.rs's Route): `program` is null when not. */
 #define EMD_SPAWN_PATH 4096
 struct emd_spawn_route {
 	const char *program;

@@ -5,7 +5,7 @@
 //! eaten, where before they reached the disk; what it prints and its
 //! status stay as without eatmydata. Not for a program that keeps the
 //! library, nor for a set-id one that `no_new_privs` would strip.
-//! posix_spawn's children get it from a thread made for the call (`spawn.rs`).
+//! posix_spawn's children get it where the hook makes them (`spawn.rs`).
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -215,8 +215,8 @@ fn verbose_says_what_each_such_child_got() {
 }
 
 /// GNU make starts a command without shell syntax by posix_spawn, whose
-/// child no hook reaches: it gets the filter from a thread made for the
-/// call (`spawn.rs` has the rest), said under -v.
+/// child no hook reaches: the hook makes it, and it takes the filter
+/// first (`spawn.rs` has the rest), said under -v.
 #[test]
 fn make_s_posix_spawn_child_is_filtered() {
     library();

@@ -1,6 +1,6 @@
 //! A program that goes without the library, started by `posix_spawn`
-//! (as GNU make and Python start one), gets the plain filter from a
-//! thread made for the call (`src/preload/spawn.rs`, `c/spawn.c`): its
+//! (as GNU make and Python start one), gets the plain filter where the
+//! hook makes the child (`src/preload/spawn.rs`, `c/spawn.c`): its
 //! syncs are eaten, where before they reached the disk, and the caller
 //! sees what it would without eatmydata: the same status, output,
 //! arguments, name, `PATH` search and errors (its attributes and file
@@ -211,8 +211,8 @@ fn the_library_run_as_a_program_says_it_is_not_one() {
     }
 }
 
-/// Without CAP_SYS_ADMIN the thread made for the spawn sets
-/// no_new_privs for the filter, as an exec does; a set-user-ID program keeps its privileges and goes
+/// Without CAP_SYS_ADMIN the child sets no_new_privs for the filter, as
+/// an exec does; a set-user-ID program keeps its privileges and goes
 /// unfiltered, said under -v.
 #[test]
 fn without_cap_sys_admin_the_spawn_keeps_the_exec_rules() {

@@ -37,7 +37,7 @@ const TRACING: &[u8] = b"LD_TRACE_LOADED_OBJECTS=";
 /// What valgrind's launcher sets for its tool, which runs the program.
 const VALGRIND: &[u8] = b"VALGRIND_LAUNCHER=";
 /// glibc's `PATH` when there is none (`execvp(3)`).
-const DEFAULT_PATH: &[u8] = b"/bin:/usr/bin";
+const DEFAULT_PATH: &CStr = c"/bin:/usr/bin";
 
 /// What only an exec needs, learned at the first that asks, never at
 /// start-up: the library's name as the loader was given it (its
@@ -227,7 +227,7 @@ fn through_inits<'a>(
         return None;
     }
     let search = env.bytes().find_map(|entry| entry.strip_prefix(b"PATH="));
-    let folders = search.unwrap_or(DEFAULT_PATH);
+    let folders = search.unwrap_or(DEFAULT_PATH.to_bytes());
     let mut args = args.0;
     let mut seen = None;
     for _ in 0..MAX_INITS {
@@ -304,7 +304,21 @@ fn found<T>(
 
 /// The process's `PATH`, which the exec calls that search take.
 fn path() -> &'static [u8] {
-    policy::variable("PATH").map_or(DEFAULT_PATH, CStr::to_bytes)
+    searched_path().to_bytes()
+}
+
+/// The `PATH` an exec call that searches takes: the process's, or libc's
+/// default.
+fn searched_path() -> &'static CStr {
+    policy::variable("PATH").unwrap_or(DEFAULT_PATH)
+}
+
+/// `eatmydata_exec_path`: [`searched_path`], for the `posix_spawnp`
+/// child the hook makes (`c/spawn_here.c`), which searches it as the
+/// exec check did.
+#[unsafe(no_mangle)]
+pub extern "C" fn eatmydata_exec_path() -> *const c_char {
+    searched_path().as_ptr()
 }
 
 /// The same, searched in `folders` (a `PATH`) when given, which

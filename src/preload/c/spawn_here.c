@@ -9,10 +9,12 @@
  * memory it shares with the caller. So the child is the calling
  * thread's own, as without eatmydata, and costs one filter more.
  *
- * The attributes are read through libc's getters; the file actions only
- * through glibc's private records (posix/spawn_int.h), so only for a
- * glibc of a version whose records are known, and only for the actions
- * known here; anything else goes to the thread (spawn_thread.c).
+ * The attributes and the file actions are read from glibc's records
+ * (the fields <spawn.h> names, and posix/spawn_int.h's actions), without
+ * a call to libc that the loader would have to bind in every process:
+ * so only for a glibc of a version whose records are known, and only
+ * for the actions known here; anything else goes to the thread
+ * (spawn_thread.c).
  * tests/integration/children/attributes.rs holds each attribute and
  * action to the real posix_spawn.
  *
@@ -27,7 +29,6 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
@@ -97,9 +98,7 @@ static int readable(const posix_spawn_file_actions_t *actions,
 {
 	if (!glibc_known())
 		return 0;
-	short flags = 0;
-	if (attr && (posix_spawnattr_getflags(attr, &flags) != 0 ||
-		     (flags & ~FLAGS_KNOWN) != 0))
+	if (attr && (attr->__flags & ~FLAGS_KNOWN) != 0)
 		return 0;
 	if (!actions)
 		return 1;
@@ -152,11 +151,8 @@ struct disposition {
 static void dispositions(const posix_spawnattr_t *attr, short flags)
 {
 	unsigned long defaults = 0, blocked = 0;
-	if (flags & POSIX_SPAWN_SETSIGDEF) {
-		sigset_t set;
-		posix_spawnattr_getsigdefault(attr, &set);
-		memcpy(&defaults, &set, sizeof defaults);
-	}
+	if (flags & POSIX_SPAWN_SETSIGDEF)
+		memcpy(&defaults, &attr->__sd, sizeof defaults);
 	bare(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&blocked, sizeof blocked, 0);
 	for (int sig = 1; sig <= 64; sig++) {
 		struct disposition set = { 0 }, now;
@@ -261,9 +257,7 @@ static void exec_searched(const struct own *own)
 		errno = ENOENT;
 		return;
 	}
-	const char *folders = getenv("PATH");
-	if (!folders)
-		folders = "/bin:/usr/bin";
+	const char *folders = eatmydata_exec_path();
 	char candidate[PATH_MAX + NAME_MAX + 2];
 	int denied = 0;
 	for (const char *folder = folders;;) {
@@ -310,32 +304,24 @@ static int own_child(void *argument)
 	int caller = errno;
 	eatmydata_spawn_filter(own->route);
 	errno = caller;
-	short flags = 0;
-	if (own->attr)
-		posix_spawnattr_getflags(own->attr, &flags);
-	dispositions(own->attr, flags);
-	struct sched_param param;
-	int policy = 0;
-	if (flags & (POSIX_SPAWN_SETSCHEDPARAM | POSIX_SPAWN_SETSCHEDULER)) {
-		posix_spawnattr_getschedparam(own->attr, &param);
-		posix_spawnattr_getschedpolicy(own->attr, &policy);
-	}
+	const posix_spawnattr_t *attr = own->attr;
+	short flags = attr ? attr->__flags : 0;
+	dispositions(attr, flags);
 	if ((flags & (POSIX_SPAWN_SETSCHEDPARAM | POSIX_SPAWN_SETSCHEDULER)) ==
 	    POSIX_SPAWN_SETSCHEDPARAM) {
-		if (in_child(SYS_sched_setparam, 0, (long)&param, 0, 0) != 0)
+		if (in_child(SYS_sched_setparam, 0, (long)&attr->__sp, 0, 0) != 0)
 			goto failed;
 	} else if (flags & POSIX_SPAWN_SETSCHEDULER) {
-		if (in_child(SYS_sched_setscheduler, 0, policy, (long)&param, 0) != 0)
+		if (in_child(SYS_sched_setscheduler, 0, attr->__policy,
+			     (long)&attr->__sp, 0) != 0)
 			goto failed;
 	}
 	if ((flags & POSIX_SPAWN_SETSID) && in_child(SYS_setsid, 0, 0, 0, 0) < 0)
 		goto failed;
-	pid_t group = 0;
-	if (flags & POSIX_SPAWN_SETPGROUP) {
-		posix_spawnattr_getpgroup(own->attr, &group);
-		if (in_child(SYS_setpgid, 0, group, 0, 0) != 0)
-			goto failed;
-	}
+	pid_t group = flags & POSIX_SPAWN_SETPGROUP ? attr->__pgrp : 0;
+	if ((flags & POSIX_SPAWN_SETPGROUP) &&
+	    in_child(SYS_setpgid, 0, group, 0, 0) != 0)
+		goto failed;
 	if ((flags & POSIX_SPAWN_RESETIDS) &&
 	    (in_child(SYS_setresuid, -1, bare(SYS_getuid, 0, 0, 0, 0, 0), -1, 0) != 0 ||
 	     in_child(SYS_setresgid, -1, bare(SYS_getgid, 0, 0, 0, 0, 0), -1, 0) != 0))
@@ -343,13 +329,13 @@ static int own_child(void *argument)
 	if (own->actions && file_actions(own->actions, group) != 0)
 		goto failed;
 	unsigned long mask = own->mask;
-	if (flags & POSIX_SPAWN_SETSIGMASK) {
-		sigset_t set;
-		posix_spawnattr_getsigmask(own->attr, &set);
-		memcpy(&mask, &set, sizeof mask);
-	}
+	if (flags & POSIX_SPAWN_SETSIGMASK)
+		memcpy(&mask, &attr->__ss, sizeof mask);
 	bare(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, sizeof mask, 0);
-	if (own->search && !strchr(own->path, '/'))
+	const char *slash = own->path;
+	while (*slash && *slash != '/')
+		slash++;
+	if (own->search && !*slash)
 		exec_searched(own);
 	else
 		in_child(SYS_execve, (long)own->path, (long)own->argv,

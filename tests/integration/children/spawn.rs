@@ -190,6 +190,32 @@ fn python_s_posix_spawn_children_are_filtered() {
     assert_eq!(shown(&ours), (Some(0), twice(2), String::new()));
 }
 
+/// Rust's `Command` (glibc's posix_spawnp, with file actions for its
+/// pipe) starts a static program: filtered under eatmydata, and otherwise
+/// as without it, the errors of a program not there too.
+#[test]
+fn rust_s_command_children_are_filtered() {
+    library();
+    let (_, fixed) = whoami_probes();
+    let dir = TempDir::new("children-rust-command");
+    let source =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/probes/spawn_command.rs");
+    let program = dir.path().join("spawn_command");
+    let built = Run::new("rustc")
+        .args(["--edition=2024", "-o"])
+        .arg(&program)
+        .arg(&source)
+        .run();
+    assert_eq!(built.output.status.code(), Some(0), "{}", built.stderr());
+    let errors = "/nonexistent/eatmydata: No such file or directory (os error 2)\n\
+                  no-such-program-eatmydata: No such file or directory (os error 2)\n";
+    let shown_for = |seccomp| format!("{}status Some(0)\n{errors}", state(0, 0, seccomp));
+    let control = Run::new(&program).arg(&fixed).run();
+    assert_eq!(shown(&control), (Some(0), shown_for(0), String::new()));
+    let ours = Run::new(command()).arg(&program).arg(&fixed).run();
+    assert_eq!(shown(&ours), (Some(0), shown_for(2), String::new()));
+}
+
 /// glibc's loader on this machine.
 const LOADER: &str = if cfg!(target_arch = "aarch64") {
     "/lib/ld-linux-aarch64.so.1"

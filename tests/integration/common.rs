@@ -38,9 +38,11 @@ pub fn command() -> PathBuf {
 
 /// The library under test, built beside the command.
 ///
-/// Cargo does not build a cdylib for integration tests, so the first call in
-/// each test process runs `cargo build --lib` for the profile the tests were
-/// built with: a no-op when the library is fresh, and never a stale library.
+/// Cargo does not build a cdylib for integration tests, so the first call
+/// in a test run runs `cargo build --lib` for the profile the tests were
+/// built with: a no-op when the library is fresh, and never a stale
+/// library. Under nextest, whose test processes share a run, the first
+/// process of the run does it ([`once_per_run`]).
 pub fn library() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
@@ -51,15 +53,17 @@ pub fn library() -> PathBuf {
                 .parent()
                 .and_then(Path::file_name)
                 .and_then(OsStr::to_str);
-            let mut cargo = Command::new(env!("CARGO"));
-            cargo.args(["build", "--quiet", "--lib", "--manifest-path"]);
-            cargo.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"));
-            // target/debug holds the dev and test profiles; others their own.
-            if let Some(profile) = profile_dir.filter(|dir| *dir != "debug") {
-                cargo.args(["--profile", profile]);
-            }
-            let status = cargo.status().expect("run cargo build --lib");
-            assert!(status.success(), "cargo build --lib failed");
+            once_per_run(&path.with_file_name("libeatmydata.so.run"), || {
+                let mut cargo = Command::new(env!("CARGO"));
+                cargo.args(["build", "--quiet", "--lib", "--manifest-path"]);
+                cargo.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"));
+                // target/debug holds the dev and test profiles; others their own.
+                if let Some(profile) = profile_dir.filter(|dir| *dir != "debug") {
+                    cargo.args(["--profile", profile]);
+                }
+                let status = cargo.status().expect("run cargo build --lib");
+                assert!(status.success(), "cargo build --lib failed");
+            });
             assert!(
                 path.is_file(),
                 "{} is missing after cargo build --lib",
@@ -68,6 +72,26 @@ pub fn library() -> PathBuf {
             reachable(&path)
         })
         .clone()
+}
+
+/// Runs `build` once per nextest run, whose processes share the run's id
+/// (`NEXTEST_RUN_ID`): the first process of the run builds, under a lock,
+/// and writes the id to `stamp`; the others find it there and go on, as
+/// they would after a cargo run that found nothing to do (about 60 ms of
+/// cargo per process, in turns on its lock). Nothing changes the sources
+/// during a run that the test binary was not built from either. Without
+/// the id (`cargo test`, one process) it runs `build`.
+pub fn once_per_run(stamp: &Path, build: impl FnOnce()) {
+    let Ok(run) = env::var("NEXTEST_RUN_ID") else {
+        return build();
+    };
+    let _turn = locked(&stamp.with_extension("lock"), libc::LOCK_EX);
+    if fs::read_to_string(stamp).is_ok_and(|built| built == run) {
+        return;
+    }
+    let _ = fs::remove_file(stamp);
+    build();
+    fs::write(stamp, &run).unwrap_or_else(|e| panic!("write {}: {e}", stamp.display()));
 }
 
 /// `file`, a program or library the build made, where every user can
@@ -100,17 +124,20 @@ fn reachable(file: &Path) -> PathBuf {
 }
 
 /// `scripts/build-static`'s folder: the static command and the library
-/// beside it (built once per test process; cargo makes later calls no-ops).
+/// beside it (built once per test run, [`once_per_run`]).
 pub fn static_pair() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {
             let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-            let status = Command::new(root.join("scripts/build-static"))
-                .stdout(Stdio::null())
-                .status()
-                .expect("run scripts/build-static");
-            assert!(status.success(), "scripts/build-static failed");
+            fs::create_dir_all(target_tmp()).expect("make the tests' folder");
+            once_per_run(&target_tmp().join("static-pair.run"), || {
+                let status = Command::new(root.join("scripts/build-static"))
+                    .stdout(Stdio::null())
+                    .status()
+                    .expect("run scripts/build-static");
+                assert!(status.success(), "scripts/build-static failed");
+            });
             root.join("target/static")
         })
         .clone()

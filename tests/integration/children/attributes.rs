@@ -68,6 +68,19 @@ fn attributes_and_file_actions_reach_the_child_as_without_eatmydata() {
         let errno = if case == "actions" { "EBADF" } else { "EDOM" };
         assert!(shown.contains(&format!("errno={errno}")), "{case}: {shown}");
     }
+    // Each branch of the file actions and attributes the child made by
+    // the hook takes, against the real call.
+    for case in ["schedparam", "dup2-same", "open-lowest"] {
+        let (control, _, shown) = attrs(&["env"], None, case);
+        let (ours, filter, ours_shown) = attrs(&["env"], Some(&[]), case);
+        assert_eq!(control.output.status.code(), Some(0), "{case}: {shown}");
+        assert_eq!(
+            (ours_shown, ours.stderr()),
+            (shown, control.stderr()),
+            "{case}"
+        );
+        assert_eq!(filter, "NoNewPrivs:\t0 Seccomp:\t2", "{case}");
+    }
     // Without CAP_SYS_ADMIN: no_new_privs too, on the child alone.
     let (_, control_filter, shown) = attrs(NO_SYS_ADMIN, None, "plain");
     let (_, filter, ours_shown) = attrs(NO_SYS_ADMIN, Some(&[]), "plain");
@@ -87,7 +100,12 @@ fn attributes_and_file_actions_reach_the_child_as_without_eatmydata() {
         said.stderr()
     );
     // A file action that fails in the child fails the call, as without.
-    for case in ["ENOENT-chdir", "ENOENT-open", "ENOTTY-tcsetpgrp"] {
+    for case in [
+        "ENOENT-chdir",
+        "ENOENT-open",
+        "ENOTTY-tcsetpgrp",
+        "EBADF-close",
+    ] {
         let (control, _, shown) = attrs(&["env"], None, case);
         let error = case.split('-').next().unwrap();
         assert_eq!(shown, format!("posix_spawn: {error}"), "{case}");

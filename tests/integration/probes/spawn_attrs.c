@@ -19,6 +19,13 @@
  *                     a chdir to, an open of, a path that is not there
  *            ENOTTY-tcsetpgrp
  *                     the terminal's foreground group set on a pipe
+ *            schedparam  SETSCHEDPARAM alone (priority 0)
+ *            dup2-same   dup2 of descriptor 12, made close-on-exec, onto
+ *                     itself (which clears the flag)
+ *            open-lowest open /dev/null as 0, the lowest descriptor free
+ *                     once 0 is closed
+ *            EBADF-close close 900, then the descriptor limit lowered to
+ *                     100
  *        spawn_attrs running PROGRAM
  *          starts `PROGRAM --hold` reading a pipe, and while it runs
  *          prints the caller's threads and whether a wait of the calling
@@ -315,6 +322,20 @@ int main(int argc, char **argv)
 		posix_spawn_file_actions_addchdir_np(&actions, "/nonexistent/eatmydata");
 	} else if (strcmp(how, "ENOENT-open") == 0) {
 		posix_spawn_file_actions_addopen(&actions, 5, "/nonexistent/eatmydata", O_RDONLY, 0);
+	} else if (strcmp(how, "schedparam") == 0) {
+		struct sched_param param = { 0 };
+		posix_spawnattr_setschedparam(&attr, &param);
+		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSCHEDPARAM);
+	} else if (strcmp(how, "dup2-same") == 0) {
+		fcntl(12, F_SETFD, FD_CLOEXEC);
+		posix_spawn_file_actions_adddup2(&actions, 12, 12);
+	} else if (strcmp(how, "open-lowest") == 0) {
+		posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+	} else if (strcmp(how, "EBADF-close") == 0) {
+		posix_spawn_file_actions_addclose(&actions, 900);
+		struct rlimit files = { 100, 100 };
+		if (setrlimit(RLIMIT_NOFILE, &files) != 0)
+			return 3;
 #ifdef __GLIBC__
 	} else if (strcmp(how, "ENOTTY-tcsetpgrp") == 0) {
 		int ends[2];

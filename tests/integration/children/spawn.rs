@@ -130,6 +130,44 @@ fn the_spawned_program_sees_what_it_would_without_eatmydata() {
     }
 }
 
+/// posix_spawnp's search goes on past a file it may not execute, to the
+/// next folder's, and fails EACCES where that was all: as without
+/// eatmydata, where the hook searches `PATH` itself (`c/spawn_here.c`).
+#[test]
+fn posix_spawnp_goes_past_a_file_it_may_not_execute() {
+    library();
+    let (_, fixed) = whoami_probes();
+    let dir = TempDir::new("children-spawnp-eacces");
+    let (denied, allowed) = (dir.join("denied"), dir.join("allowed"));
+    for (folder, mode) in [(&denied, 0o644), (&allowed, 0o755)] {
+        fs::create_dir(folder).unwrap();
+        fs::copy(&fixed, folder.join("eatmydata-probe")).unwrap();
+        let file = folder.join("eatmydata-probe");
+        fs::set_permissions(file, fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let both = format!("{}:{}", denied.display(), allowed.display());
+    let argv = ["spawnp", "-", "eatmydata-probe", "whoami", "whoami"];
+    let run = |eatmydata: bool, path: &str| {
+        let run = match eatmydata {
+            true => Run::new(command()).arg(spawner()),
+            false => Run::new(spawner()),
+        };
+        shown(&run.args(argv).env("PATH", path).run())
+    };
+    let ran = |seccomp| {
+        (
+            Some(0),
+            format!("{}status 0\n", state(0, 0, seccomp)),
+            String::new(),
+        )
+    };
+    assert_eq!(run(false, &both), ran(0));
+    assert_eq!(run(true, &both), ran(2));
+    let refused = run(false, denied.to_str().unwrap());
+    assert_eq!(refused.1, "posix_spawn: EACCES\n");
+    assert_eq!(run(true, denied.to_str().unwrap()), refused);
+}
+
 #[test]
 fn only_a_spawned_child_that_goes_without_the_library_is_filtered() {
     library();

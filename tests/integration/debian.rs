@@ -33,21 +33,28 @@ pub struct Packages {
     pub version: String,
 }
 
-/// Our packages, built once per test process (the script takes a lock, so
-/// processes that build at the same time take turns).
+/// Our packages, built once per test run (`common::once_per_run`; the
+/// script takes a lock too), the paths it printed kept for the run's
+/// other processes.
 pub fn packages() -> &'static Packages {
     static BUILT: OnceLock<Packages> = OnceLock::new();
     BUILT.get_or_init(|| {
         let source = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let output = Command::new(source.join("scripts/package-deb"))
-            .output()
-            .expect("run scripts/package-deb");
-        assert!(
-            output.status.success(),
-            "scripts/package-deb: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let stdout = String::from_utf8_lossy(&output.stdout);
+        let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        fs::create_dir_all(tmp).expect("make the tests' folder");
+        let printed = tmp.join("packages.out");
+        crate::common::once_per_run(&tmp.join("packages.run"), || {
+            let output = Command::new(source.join("scripts/package-deb"))
+                .output()
+                .expect("run scripts/package-deb");
+            assert!(
+                output.status.success(),
+                "scripts/package-deb: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            fs::write(&printed, &output.stdout).expect("keep what package-deb printed");
+        });
+        let stdout = fs::read_to_string(&printed).expect("what package-deb printed");
         let built = |name: &str| {
             stdout
                 .lines()

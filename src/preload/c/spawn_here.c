@@ -105,9 +105,17 @@ static int readable(const posix_spawn_file_actions_t *actions,
 	if (actions->__used < 0 || actions->__used > actions->__allocated)
 		return 0;
 	const struct action *action = (const struct action *)actions->__actions;
-	for (int i = 0; i < actions->__used; i++)
+	for (int i = 0; i < actions->__used; i++) {
 		if (action[i].tag < 0 || action[i].tag >= DO_KNOWN)
 			return 0;
+		/* A closefrom where the kernel has no close_range (before
+		 * 5.9; it refuses an empty range where it has one): glibc's
+		 * child then closes each descriptor /proc lists, which the
+		 * thread's call leaves to it. */
+		if (action[i].tag == DO_CLOSEFROM &&
+		    bare(SYS_close_range, ~0U, 0, 0, 0, 0) == -ENOSYS)
+			return 0;
+	}
 	return 1;
 }
 

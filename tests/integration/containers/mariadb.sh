@@ -15,10 +15,17 @@ mode=$1 data=/data/$2
 start() {
   mariadbd --user=root --datadir="$data" --skip-networking --socket=/tmp/db.sock \
     --pid-file=/tmp/db.pid --log-error=/tmp/db.err $options &
-  # mariadb-admin retries the connection until the server answers.
-  mariadb-admin -S /tmp/db.sock --wait=60 --connect-timeout=60 ping >/dev/null 2>&1 && return 0
-  cat /tmp/db.err >&2
-  exit 1
+  server=$!
+  # Asked every 0.1 s until it answers (mariadb-admin's own --wait sleeps
+  # 5 s between tries), for 300 s at most; not at all once it has ended.
+  deadline=$(($(date +%s) + 300))
+  until mariadb-admin -S /tmp/db.sock --connect-timeout=5 ping >/dev/null 2>&1; do
+    if ! kill -0 "$server" 2>/dev/null || [ "$(date +%s)" -ge "$deadline" ]; then
+      cat /tmp/db.err >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
 }
 stop() {
   mariadb-admin -S /tmp/db.sock shutdown

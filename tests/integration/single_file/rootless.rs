@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use super::{fsyncs_alone, lonely, placed_for};
 use crate::common::{Outcome, Run, TempDir, probe};
+use crate::containers::daemon::RunDir;
 
 /// The user of this test: no other test runs as it, so what it owns in
 /// `/tmp` is this test's doing.
@@ -213,13 +214,18 @@ fn rootless_podman_runs_the_runtime_as_typed_and_its_syncs_are_eaten() {
     fs::create_dir_all(&bin).unwrap();
     fs::copy(lonely(&dir), bin.join("eatmydata")).unwrap();
     std::os::unix::fs::symlink("eatmydata", bin.join("eatmydata-runtime")).unwrap();
-    let run_dir = dir.join("run");
-    fs::create_dir_all(&run_dir).unwrap();
-    fs::set_permissions(&run_dir, fs::Permissions::from_mode(0o700)).unwrap();
+    // The user's XDG_RUNTIME_DIR, as short as a login's /run/user/UID:
+    // podman refuses a run root (its containers/ folder) over 50
+    // characters, and so did the clean-up that conmon runs as a container
+    // ends, which then left `podman run --rm` to wait 20 s for an exit
+    // code before reading it itself.
+    let run = RunDir::new("rl");
+    let run_dir = run.path();
+    fs::set_permissions(run_dir, fs::Permissions::from_mode(0o700)).unwrap();
     let status = std::process::Command::new("chown")
         .args(["-R", "-h", &format!("{PODMAN_USER}:{PODMAN_USER}")])
         .arg(&home)
-        .arg(&run_dir)
+        .arg(run_dir)
         .status()
         .unwrap();
     assert!(status.success());

@@ -368,7 +368,11 @@ fn the_action_recreates_the_jobs_services_under_the_runtime() {
             "sh",
             &images.postgres,
             "-c",
-            &format!("printf '{HOSTILE_LOG}\\n'; exec sleep infinity"),
+            // Stops when asked, as a real service does: a first process
+            // that ignores SIGTERM would hold each of the Action's three
+            // stops (the original, the failed copy, the fallback at post)
+            // for their whole 30 s.
+            &format!("trap 'exit 0' TERM; printf '{HOSTILE_LOG}\\n'; sleep infinity & wait"),
         ],
     );
     // The job's own container, as the runner makes it: its label and
@@ -672,6 +676,9 @@ fn another_runner_s_job_s_services_on_the_same_daemon_are_never_touched() {
             "--entrypoint",
             "/bin/hold",
             IMAGE,
+            // Stops when asked, as a database does (never waiting out
+            // the Action's 30 s stop for a kill).
+            "service",
         ];
         docker.ok(&line);
         docker.ok(&["start", name]);

@@ -43,7 +43,16 @@ if [ ! -d "$datadir/mysql" ]; then
 		--auth-root-authentication-method=normal >/dev/null
 	mariadbd --user=mysql --datadir="$datadir" --skip-networking --socket="$socket" &
 	started=$!
-	mariadb-admin --socket="$socket" --wait=60 --connect-timeout=60 ping >/dev/null
+	# Asked every 0.1 s until it answers (mariadb-admin's own --wait
+	# sleeps 5 s between tries), for 300 s at most; not once it has ended.
+	deadline=$(($(date +%s) + 300))
+	until mariadb-admin --socket="$socket" --connect-timeout=5 ping >/dev/null 2>&1; do
+		if ! kill -0 "$started" 2>/dev/null || [ "$(date +%s)" -ge "$deadline" ]; then
+			echo 'error: the server did not answer during initialisation' >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
 	{
 		echo "create user 'root'@'%' identified by $(quote "$root_password");"
 		echo "grant all on *.* to 'root'@'%' with grant option;"

@@ -13,7 +13,7 @@
 //! rewritten or gone. What does not fit the room goes on unchanged.
 //! errno is as the caller left it.
 
-use core::ffi::{CStr, c_char, c_int};
+use core::ffi::{CStr, c_char, c_int, c_long};
 use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicU64, Ordering};
 
 use crate::durability::exec::{self, Context, Image, Place, Why};
@@ -37,7 +37,7 @@ const TRACING: &[u8] = b"LD_TRACE_LOADED_OBJECTS=";
 /// What valgrind's launcher sets for its tool, which runs the program.
 const VALGRIND: &[u8] = b"VALGRIND_LAUNCHER=";
 /// glibc's `PATH` when there is none (`execvp(3)`).
-const DEFAULT_PATH: &CStr = c"/bin:/usr/bin";
+const DEFAULT_PATH: &[u8] = b"/bin:/usr/bin";
 
 /// What only an exec needs, learned at the first that asks, never at
 /// start-up: the library's name as the loader was given it (its
@@ -227,7 +227,7 @@ fn through_inits<'a>(
         return None;
     }
     let search = env.bytes().find_map(|entry| entry.strip_prefix(b"PATH="));
-    let folders = search.unwrap_or(DEFAULT_PATH.to_bytes());
+    let folders = search.unwrap_or(DEFAULT_PATH);
     let mut args = args.0;
     let mut seen = None;
     for _ in 0..MAX_INITS {
@@ -304,21 +304,7 @@ fn found<T>(
 
 /// The process's `PATH`, which the exec calls that search take.
 fn path() -> &'static [u8] {
-    searched_path().to_bytes()
-}
-
-/// The `PATH` an exec call that searches takes: the process's, or libc's
-/// default.
-fn searched_path() -> &'static CStr {
-    policy::variable("PATH").unwrap_or(DEFAULT_PATH)
-}
-
-/// `eatmydata_exec_path`: [`searched_path`], for the `posix_spawnp`
-/// child the hook makes (`c/spawn_here.c`), which searches it as the
-/// exec check did.
-#[unsafe(no_mangle)]
-pub extern "C" fn eatmydata_exec_path() -> *const c_char {
-    searched_path().as_ptr()
+    policy::variable("PATH").map_or(DEFAULT_PATH, CStr::to_bytes)
 }
 
 /// The same, searched in `folders` (a `PATH`) when given, which
@@ -359,6 +345,24 @@ fn in_path<'a>(
     folders: &[u8],
     candidate: &'a mut [u8; PATH_ROOM],
 ) -> Option<&'a CStr> {
+    walk(name, folders, candidate, image::executable).ok()
+}
+
+/// libc's search of `folders` (a `PATH`) for `name`, each file tried
+/// written into `candidate` and given to `take`: the first file `take`
+/// accepts; else the error the search ends with: the first of `take`'s
+/// that is not [`PASSED_OVER`], `EACCES` where a file was passed over
+/// for it, the last error otherwise (`ENAMETOOLONG` for a file longer
+/// than `candidate`). The exec check judges files with it ([`in_path`]),
+/// and the `posix_spawnp` child the hook makes executes them
+/// ([`eatmydata_exec_searched`]).
+fn walk<'a>(
+    name: &[u8],
+    folders: &[u8],
+    candidate: &'a mut [u8; PATH_ROOM],
+    mut take: impl FnMut(&CStr) -> Result<(), c_int>,
+) -> Result<&'a CStr, c_int> {
+    let (mut denied, mut last) = (false, libc::ENOENT);
     let mut stop = None;
     for folder in folders.split(|&b| b == b':') {
         let folder = if folder.is_empty() {
@@ -367,21 +371,54 @@ fn in_path<'a>(
             folder
         };
         let end = folder.len() + 1 + name.len();
-        let room = candidate.get_mut(..=end)?;
-        room.get_mut(..folder.len())?.copy_from_slice(folder);
-        *room.get_mut(folder.len())? = b'/';
-        room.get_mut(folder.len() + 1..end)?.copy_from_slice(name);
-        *room.get_mut(end)? = 0;
-        match image::executable(CStr::from_bytes_with_nul(room).ok()?) {
+        let room = candidate.get_mut(..=end).ok_or(libc::ENAMETOOLONG)?;
+        room[..folder.len()].copy_from_slice(folder);
+        room[folder.len()] = b'/';
+        room[folder.len() + 1..end].copy_from_slice(name);
+        room[end] = 0;
+        let file = CStr::from_bytes_with_nul(room).map_err(|_| libc::ENOENT)?;
+        match take(file) {
             Ok(()) => {
                 stop = Some(end);
                 break;
             }
-            Err(error) if PASSED_OVER.contains(&error) => continue,
-            Err(_) => return None,
+            Err(error) if PASSED_OVER.contains(&error) => {
+                denied |= error == libc::EACCES;
+                last = error;
+            }
+            Err(error) => return Err(error),
         }
     }
-    CStr::from_bytes_with_nul(candidate.get(..=stop?)?).ok()
+    let Some(end) = stop else {
+        return Err(if denied { libc::EACCES } else { last });
+    };
+    CStr::from_bytes_with_nul(&candidate[..=end]).map_err(|_| libc::ENOENT)
+}
+
+/// `eatmydata_exec_searched`: in the `posix_spawnp` child the hook makes
+/// (`c/spawn_here.c`), executes `name` with `argv` and `envp` as libc's
+/// search does, over the `PATH` the exec check searched ([`walk`]):
+/// returns only where no file ran, with the error the search ends with.
+///
+/// # Safety
+/// `name` is a C string, `argv` and `envp` arrays as `execve` takes them.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn eatmydata_exec_searched(
+    name: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    // SAFETY: a C string, as documented.
+    let name = unsafe { CStr::from_ptr(name) }.to_bytes();
+    if name.is_empty() {
+        return libc::ENOENT;
+    }
+    let exec = |file: &CStr| {
+        let args = [file.as_ptr() as c_long, argv as c_long, envp as c_long];
+        crate::kernel::raw(libc::SYS_execve, [args[0], args[1], args[2], 0, 0, 0]);
+        Err(errno::get())
+    };
+    walk(name, path(), &mut [0; PATH_ROOM], exec).map_or_else(|error| error, |_| libc::ENOENT)
 }
 
 /// Whether an exec call that searches `PATH` searches it for `name`:

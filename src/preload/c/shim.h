@@ -71,7 +71,8 @@ char *const *eatmydata_exec_env(int dirfd, const char *path, int flags,
 				struct emd_exec_room *room, size_t room_size);
 void eatmydata_spawn_filter(const struct emd_spawn_route *route);
 void eatmydata_spawn_unfiltered(const struct emd_spawn_route *route);
-const char *eatmydata_exec_path(void);
+int eatmydata_exec_searched(const char *name, char *const argv[],
+			    char *const envp[]);
 
 /* A hook's name, and the check that it has libc's prototype. */
 #define HOOK(name) eatmydata_hook_##name

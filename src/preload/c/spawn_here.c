@@ -5,9 +5,10 @@
  * takes the filter first (src/preload/spawn.rs), then does what glibc's
  * child does, in glibc's order: signal dispositions, scheduling,
  * session, process group, ids, the file actions, the signal mask, the
- * exec (with posix_spawnp's PATH search), the error passed back in the
- * memory it shares with the caller. So the child is the calling
- * thread's own, as without eatmydata, and costs one filter more.
+ * exec (with posix_spawnp's PATH search, the exec check's own), the
+ * error passed back in the memory it shares with the caller. So the
+ * child is the calling thread's own, as without eatmydata, and costs one
+ * filter more.
  *
  * The attributes and the file actions are read from glibc's records
  * (the fields <spawn.h> names, and posix/spawn_int.h's actions), without
@@ -26,7 +27,6 @@
 #include "bare.h"
 
 #include <fcntl.h>
-#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -60,8 +60,8 @@ struct action {
 };
 _Static_assert(sizeof(struct action) == 32, "glibc's struct __spawn_action");
 
-/* The newest glibc whose records this reads, as major * 1000 + minor. */
-#define GLIBC_KNOWN 2042
+/* The newest glibc (2.x) whose records this reads. */
+#define GLIBC_KNOWN_MINOR 42
 /* The attributes' flags glibc 2.42 knows but POSIX_SPAWN_SETCGROUP. */
 #define FLAGS_KNOWN                                                        \
 	(POSIX_SPAWN_RESETIDS | POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | \
@@ -70,7 +70,7 @@ _Static_assert(sizeof(struct action) == 32, "glibc's struct __spawn_action");
 
 static void *next_gnu_get_libc_version;
 
-/* Whether glibc, of a version at most GLIBC_KNOWN, is the process's libc:
+/* Whether glibc, 2.GLIBC_KNOWN_MINOR at most, is the process's libc:
  * 1 or 0, learned once (two threads learn the same). */
 static int glibc_known(void)
 {
@@ -87,7 +87,7 @@ static int glibc_known(void)
 	if (*at == '.')
 		for (at++; *at >= '0' && *at <= '9' && minor < 1000; at++)
 			minor = minor * 10 + (*at - '0');
-	int is = major == 2 && minor <= GLIBC_KNOWN % 1000;
+	int is = major == 2 && minor <= GLIBC_KNOWN_MINOR;
 	__atomic_store_n(&known, is, __ATOMIC_RELAXED);
 	return is;
 }
@@ -253,57 +253,6 @@ static int file_actions(const posix_spawn_file_actions_t *actions, pid_t group)
 	return 0;
 }
 
-/* posix_spawnp's search: each folder of the caller's PATH (the default's
- * without one) in turn, as glibc's, going on past a file missing or not
- * executable (EACCES, said if nothing else ran); returns only when none
- * ran, errno set. */
-static void exec_searched(const struct own *own)
-{
-	const char *name = own->path;
-	size_t length = strlen(name);
-	if (length == 0) {
-		errno = ENOENT;
-		return;
-	}
-	const char *folders = eatmydata_exec_path();
-	char candidate[PATH_MAX + NAME_MAX + 2];
-	int denied = 0;
-	for (const char *folder = folders;;) {
-		const char *end = folder;
-		while (*end && *end != ':')
-			end++;
-		size_t room = (size_t)(end - folder);
-		if (room + 1 + length + 1 > sizeof candidate) {
-			errno = ENAMETOOLONG;
-			return;
-		}
-		memcpy(candidate, folder, room);
-		if (room > 0)
-			candidate[room++] = '/';
-		memcpy(candidate + room, name, length + 1);
-		in_child(SYS_execve, (long)candidate, (long)own->argv,
-			 (long)own->envp, 0);
-		switch (errno) {
-		case EACCES:
-			denied = 1;
-			break;
-		case ENOENT:
-		case ESTALE:
-		case ENOTDIR:
-		case ENODEV:
-		case ETIMEDOUT:
-			break;
-		default:
-			return;
-		}
-		if (!*end)
-			break;
-		folder = end + 1;
-	}
-	if (denied)
-		errno = EACCES;
-}
-
 /* The child made here: the filter, then glibc's child's work; it ends
  * in the program, or with the error where it fails. */
 static int own_child(void *argument)
@@ -344,7 +293,7 @@ static int own_child(void *argument)
 	while (*slash && *slash != '/')
 		slash++;
 	if (own->search && !*slash)
-		exec_searched(own);
+		errno = eatmydata_exec_searched(own->path, own->argv, own->envp);
 	else
 		in_child(SYS_execve, (long)own->path, (long)own->argv,
 			 (long)own->envp, 0);

@@ -139,17 +139,25 @@ static int state(const char *parent)
 #define THREADS 4
 #define EACH 25
 
+/* `program ARGUMENT` spawned and waited for: 0 and its status, or -1. */
+static int ran(char *program, char *argument, int *status)
+{
+	char *child[] = { program, argument, NULL };
+	pid_t pid;
+	if (posix_spawn(&pid, program, NULL, NULL, child, environ) ||
+	    waitpid(pid, status, 0) != pid)
+		return -1;
+	return 0;
+}
+
 /* One of concurrent()'s threads: EACH spawns of `program --seccomp`,
  * counting the children that ran under a filter. */
 static void *spawner(void *program)
 {
 	long filtered = 0;
-	char *child[] = { program, "--seccomp", NULL };
 	for (int i = 0; i < EACH; i++) {
-		pid_t pid;
 		int status;
-		if (posix_spawn(&pid, program, NULL, NULL, child, environ) ||
-		    waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		if (ran(program, "--seccomp", &status) != 0 || !WIFEXITED(status))
 			return (void *)-1L;
 		filtered += WEXITSTATUS(status) == 2;
 	}
@@ -182,12 +190,9 @@ static int concurrent(char *program)
 static int pdeathsig(char *program)
 {
 	int killed = 0;
-	char *child[] = { program, "--pdeathsig", NULL };
 	for (int i = 0; i < EACH; i++) {
-		pid_t pid;
 		int status;
-		if (posix_spawn(&pid, program, NULL, NULL, child, environ) ||
-		    waitpid(pid, &status, 0) != pid)
+		if (ran(program, "--pdeathsig", &status) != 0)
 			return 1;
 		killed += WIFSIGNALED(status);
 	}
